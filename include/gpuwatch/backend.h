@@ -1,0 +1,40 @@
+// Backend: the only code that talks to hardware. NvmlBackend (the real one,
+// also driven by the fake NVML library in tests and the demo) and, later,
+// ReplayBackend. A backend is owned and called by one thread at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuwatch/fields.h"
+#include "gpuwatch/snapshot.h"
+#include "gpuwatch/status.h"
+
+namespace gpuwatch {
+
+struct BackendInfo {
+  std::string library_path;  // the file actually loaded
+  bool demo = false;
+  std::vector<std::string> missing_symbols;  // entry points this driver lacks
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const BackendInfo& info() const = 0;
+  virtual HostFields ReadHost() = 0;
+  virtual int DeviceCount() const = 0;
+  // Reads the fields of `which` for device `index` into `out` (other fields
+  // are left as they are), and its processes when `processes` is set. Never
+  // fails as a whole: each field carries its own Reading; a lost device is
+  // marked in out.health and re-probed on the next call.
+  virtual void ReadDevice(int index, const FieldMask& which, bool processes,
+                          DeviceSample& out) = 0;
+  // The MIG devices of GPU `index` (empty when MIG is off).
+  virtual std::vector<DeviceSample> ReadMigDevices(int index, const FieldMask& which,
+                                                   bool processes) = 0;
+};
+
+}  // namespace gpuwatch

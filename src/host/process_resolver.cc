@@ -1,0 +1,1 @@
+#include "host/process_resolver.h"
