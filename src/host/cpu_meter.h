@@ -34,6 +34,7 @@ class CpuMeter {
   // Forgets processes not updated since the previous EndSample.
   void EndSample();
 
+  bool Has(const Key& key) const { return marks_.contains(key); }
   std::size_t size() const { return marks_.size(); }
 
  private:

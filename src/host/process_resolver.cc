@@ -1,1 +1,202 @@
 #include "host/process_resolver.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include "host/proc_files.h"
+#include "host/proc_parse.h"
+
+namespace gpuwatch::host {
+namespace {
+
+using Visibility = HostProcess::Visibility;
+
+double TicksPerSecond() {
+  long ticks = ::sysconf(_SC_CLK_TCK);
+  return ticks > 0 ? static_cast<double>(ticks) : 100.0;
+}
+
+std::filesystem::path ChoosePasswd(const ProcOptions& o, bool* use_nss) {
+  *use_nss = false;
+  if (!o.passwd_file.empty()) return o.passwd_file;
+  std::filesystem::path host = (o.proc_dir / ".." / "etc" / "passwd").lexically_normal();
+  std::error_code ec;
+  if (std::filesystem::exists(host, ec)) {
+    *use_nss = host == "/etc/passwd" && !o.is_host_proc;
+    return host;
+  }
+  *use_nss = !o.is_host_proc;
+  return "/etc/passwd";
+}
+
+UserTable MakeUsers(const ProcOptions& o) {
+  bool use_nss = false;
+  std::filesystem::path passwd = ChoosePasswd(o, &use_nss);
+  return UserTable(std::move(passwd), use_nss);
+}
+
+EnvironmentProbe ProbeOf(const ProcOptions& o) {
+  EnvironmentProbe probe;
+  probe.proc_dir = o.proc_dir;
+  probe.root_dir = o.root_dir;
+  if (const char* k8s = std::getenv("KUBERNETES_SERVICE_HOST")) probe.kubernetes_service_host = k8s;
+  return probe;
+}
+
+void SetAbsent(ProcessSample& p, Missing why, const std::string& detail) {
+  p.fields[FieldId::kProcessRssBytes] = Reading::Absent(why, detail);
+  p.fields[FieldId::kProcessCpuRatio] = Reading::Absent(why, detail);
+}
+
+// The process could not be read at all: exited, or refused.
+void MarkUnreadable(ProcessSample& p, const Status& why) {
+  p.host = HostProcess{};
+  if (why.code() == Status::Code::kPermissionDenied) {
+    p.host.visibility = Visibility::kNoPermission;
+    SetAbsent(p, Missing::kNoPermission, "pid " + std::to_string(p.pid) + ": " + why.message());
+  } else if (why.code() == Status::Code::kNotFound) {
+    p.host.visibility = Visibility::kExited;
+    SetAbsent(p, Missing::kNotSupported, "pid " + std::to_string(p.pid) + " exited");
+  } else {
+    p.host.visibility = Visibility::kExited;
+    SetAbsent(p, Missing::kFailed, "pid " + std::to_string(p.pid) + ": " + why.message());
+  }
+}
+
+Reading AbsentFrom(const Status& why, std::string_view what) {
+  Missing m = why.code() == Status::Code::kPermissionDenied ? Missing::kNoPermission
+                                                             : Missing::kNotSupported;
+  return Reading::Absent(m, std::string(what) + ": " + why.message());
+}
+
+}  // namespace
+
+ProcessResolver::ProcessResolver(ProcOptions options)
+    : options_(std::move(options)),
+      env_(DetectEnvironment(ProbeOf(options_))),
+      pids_not_ours_(env_.own_pid_namespace && !options_.is_host_proc),
+      ticks_per_second_(TicksPerSecond()),
+      users_(MakeUsers(options_)),
+      cpu_(ticks_per_second_) {}
+
+void ProcessResolver::Resolve(ProcessSample& p) {
+  try {
+    ResolveOrThrow(p);
+  } catch (const std::exception& e) {
+    p.host = HostProcess{};
+    p.host.visibility = Visibility::kExited;
+    SetAbsent(p, Missing::kFailed, std::string("reading /proc failed: ") + e.what());
+  }
+}
+
+void ProcessResolver::EndSample() { cpu_.EndSample(); }
+
+std::optional<std::int64_t> ProcessResolver::BootTime() {
+  if (!boot_time_s_) {
+    if (Result<std::string> text = ReadWholeFile(options_.proc_dir / "stat")) {
+      boot_time_s_ = ParseBootTime(*text);
+    }
+  }
+  return boot_time_s_;
+}
+
+std::optional<double> ProcessResolver::SecondsSinceStart(std::uint64_t start_ticks) {
+  Result<std::string> text = ReadWholeFile(options_.proc_dir / "uptime");
+  if (!text) return std::nullopt;
+  std::optional<double> uptime = ParseUptime(*text);
+  if (!uptime) return std::nullopt;
+  // uptime and start time both have tick resolution: a process started in the
+  // current tick is taken to have lived one tick, not zero or less.
+  return std::max(*uptime - static_cast<double>(start_ticks) / ticks_per_second_,
+                  1.0 / ticks_per_second_);
+}
+
+void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
+  p.host = HostProcess{};
+  if (pids_not_ours_) {
+    // A local /proc/<pid> with this number is some other process: never look.
+    p.host.visibility = Visibility::kOtherPidNs;
+    SetAbsent(p, Missing::kNotSupported,
+              "host pid " + std::to_string(p.pid) +
+                  " is not visible here: gpuwatch runs in its own PID namespace "
+                  "(run it with --pid=host, or mount the host /proc and pass --host-proc)");
+    return;
+  }
+
+  Result<ProcDir> dir = ProcDir::Open(options_.proc_dir / std::to_string(p.pid));
+  if (!dir) return MarkUnreadable(p, dir.error());
+  Result<std::string> stat_text = dir->Read("stat");
+  if (!stat_text) return MarkUnreadable(p, stat_text.error());
+  std::optional<StatInfo> stat = ParseStat(*stat_text);
+  if (!stat) {
+    return MarkUnreadable(p, Status::Internal("cannot parse /proc/" + std::to_string(p.pid) +
+                                              "/stat"));
+  }
+
+  // Every later read goes through the same handle: if the process exits
+  // meanwhile, they fail rather than read a successor with the same pid.
+  Result<std::string> cmdline = dir->Read("cmdline");
+  Result<std::string> status_text = dir->Read("status");
+  Result<std::string> cgroup = dir->Read("cgroup");
+  bool vanished = (!cmdline && cmdline.error().code() == Status::Code::kNotFound) ||
+                  (!status_text && status_text.error().code() == Status::Code::kNotFound) ||
+                  (!cgroup && cgroup.error().code() == Status::Code::kNotFound);
+  if (vanished) {
+    // A file missing: the process exited midway, or a sparse fixture tree.
+    Result<std::string> again = dir->Read("stat");
+    if (!again) return MarkUnreadable(p, again.error());
+  }
+
+  HostProcess& h = p.host;
+  h.visibility = Visibility::kVisible;
+  h.name = stat->comm;
+  h.command = CommandLine(cmdline ? std::string_view(*cmdline) : std::string_view(), stat->comm);
+  h.start_ticks = stat->start_ticks;
+  if (std::optional<std::int64_t> boot = BootTime()) {
+    auto since_boot = std::chrono::duration<double>(static_cast<double>(stat->start_ticks) /
+                                                    ticks_per_second_);
+    h.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(*boot)) +
+                   std::chrono::duration_cast<std::chrono::system_clock::duration>(since_boot);
+  }
+
+  if (status_text) {
+    StatusInfo info = ParseStatus(*status_text);
+    h.uid = info.uid;
+    if (info.uid) h.user = users_.Name(*info.uid);
+    p.fields[FieldId::kProcessRssBytes] =
+        info.rss_kb ? Reading::Number(static_cast<double>(*info.rss_kb) * 1024.0)
+                    : Reading::Absent(Missing::kNotSupported,
+                                      "no VmRSS in /proc/" + std::to_string(p.pid) +
+                                          "/status (zombie or kernel thread)");
+  } else {
+    p.fields[FieldId::kProcessRssBytes] = AbsentFrom(status_text.error(), "status");
+  }
+
+  if (cgroup) {
+    CgroupIdentity id = ParseCgroup(*cgroup);
+    h.container_id = std::move(id.container_id);
+    h.container_runtime = std::move(id.container_runtime);
+    h.pod_uid = std::move(id.pod_uid);
+    h.slurm_job_id = std::move(id.slurm_job_id);
+  }
+
+  CpuMeter::Key key{p.pid, stat->start_ticks};
+  std::optional<double> since_start;
+  if (!cpu_.Has(key)) since_start = SecondsSinceStart(stat->start_ticks);
+  auto now = options_.steady_now ? options_.steady_now() : std::chrono::steady_clock::now();
+  std::optional<double> ratio =
+      cpu_.Update(key, stat->utime_ticks + stat->stime_ticks, now, since_start);
+  p.fields[FieldId::kProcessCpuRatio] =
+      ratio ? Reading::Number(*ratio)
+            : Reading::Absent(Missing::kNotSupported,
+                              "no CPU average yet: " + (options_.proc_dir / "uptime").string() +
+                                  " unreadable");
+}
+
+}  // namespace gpuwatch::host

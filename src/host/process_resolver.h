@@ -3,14 +3,20 @@
 // process's RSS and CPU readings. Not thread-safe: one owner (the sampler).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <map>
+#include <functional>
+#include <optional>
 #include <string>
-#include <utility>
+#include <string_view>
 
 #include "gpuwatch/snapshot.h"
 #include "gpuwatch/status.h"
+#include "host/cgroup.h"
+#include "host/cpu_meter.h"
+#include "host/environment.h"
+#include "host/users.h"
 
 namespace gpuwatch::host {
 
@@ -23,55 +29,54 @@ struct ProcOptions {
   // in a child PID namespace, where NVML's host PIDs mean nothing locally.
   bool is_host_proc = false;
   // passwd file for uid -> user name. Empty: proc_dir/../etc/passwd when that
-  // exists (a mounted host root), else /etc/passwd.
+  // exists (a mounted host root), else /etc/passwd (then also the C library's
+  // NSS, for LDAP/SSSD users).
   std::filesystem::path passwd_file;
+  // gpuwatch's own root, where /.dockerenv and /run/.containerenv are looked
+  // for (environment()). Tests point it at a fixture.
+  std::filesystem::path root_dir = "/";
+  // The clock CPU ratios are measured with. Empty: steady_clock::now. Tests
+  // inject a fake one.
+  std::function<std::chrono::steady_clock::time_point()> steady_now;
 };
-
-// What the environment looks like from inside (for `doctor` and the status
-// header).
-struct Environment {
-  bool in_container = false;
-  std::string container_runtime;  // docker, podman, containerd, cri-o, kubernetes
-  bool own_pid_namespace = false; // NVML's PIDs are not ours
-  int pid_namespace_depth = 1;    // entries on NSpid
-};
-
-// Container and job identity parsed from one /proc/<pid>/cgroup file.
-struct CgroupIdentity {
-  std::string container_id;
-  std::string container_runtime;
-  std::string pod_uid;
-  std::string slurm_job_id;
-};
-CgroupIdentity ParseCgroup(std::string_view cgroup_file_text);
 
 class ProcessResolver {
  public:
+  // Detects the environment once (proc_dir/self, root_dir markers,
+  // $KUBERNETES_SERVICE_HOST). Reads nothing else until Resolve.
   explicit ProcessResolver(ProcOptions options);
 
   // Fills `p.host` and the kProcessRssBytes / kProcessCpuRatio readings of
   // `p.fields` for the NVML-reported `p.pid`. Never drops a process: when the
   // pid is in another namespace, exited or unreadable, `p.host.visibility`
-  // says so. CPU ratio (1.0 = one core) is measured between two calls for the
-  // same (pid, start time); on the first sight it is the average since start.
+  // says so and the readings are Absent with the reason. CPU ratio (1.0 = one
+  // core) is measured between two calls for the same (pid, start time); on the
+  // first sight it is the average since start. A process listed on several
+  // GPUs may be resolved several times per sample. Never throws.
   void Resolve(ProcessSample& p);
 
   // Forget processes not seen since the last call (keeps memory bounded).
+  // Call once after each sample's Resolve calls.
   void EndSample();
 
   const Environment& environment() const { return env_; }
+  // True when NVML's PIDs cannot be looked up in proc_dir (child PID namespace
+  // and no --host-proc): every process then resolves as kOtherPidNs.
+  bool pids_in_other_namespace() const { return pids_not_ours_; }
+  const ProcOptions& options() const { return options_; }
 
  private:
+  void ResolveOrThrow(ProcessSample& p);
+  std::optional<std::int64_t> BootTime();
+  std::optional<double> SecondsSinceStart(std::uint64_t start_ticks);
+
   ProcOptions options_;
   Environment env_;
-  // (pid, start ticks) -> (total cpu ticks, when read): CPU% between samples.
-  struct CpuMark {
-    std::uint64_t ticks = 0;
-    std::chrono::steady_clock::time_point at;
-    bool seen = false;
-  };
-  std::map<std::pair<std::uint32_t, std::uint64_t>, CpuMark> cpu_;
-  std::map<std::uint32_t, std::string> users_;  // uid -> name cache
+  bool pids_not_ours_ = false;
+  double ticks_per_second_;
+  std::optional<std::int64_t> boot_time_s_;  // cached once read
+  UserTable users_;
+  CpuMeter cpu_;
 };
 
 }  // namespace gpuwatch::host

@@ -56,9 +56,9 @@ void UserTable::LoadIfChanged() {
 std::string UserTable::Name(std::uint32_t uid) {
   if (!loaded_) LoadIfChanged();
   if (auto it = names_.find(uid); it != names_.end()) return it->second;
-  if (auto it = nss_.find(uid); it != nss_.end()) return it->second;
-  LoadIfChanged();
+  LoadIfChanged();  // a miss costs one stat() of the file
   if (auto it = names_.find(uid); it != names_.end()) return it->second;
+  if (auto it = nss_.find(uid); it != nss_.end()) return it->second;
   std::string name = std::to_string(uid);
   if (use_nss_) {
     passwd pw{};

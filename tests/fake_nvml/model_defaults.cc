@@ -84,8 +84,7 @@ DeviceSpec DefaultDevice(const std::string& name, unsigned index) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "16540240%05u", 76251 + index * 7);
   d.serial = buf;
-  std::snprintf(buf, sizeof buf, "00000000:%02X:00.0", kBusIds[index % std::size(kBusIds)] +
-                                                           0x100 * (index / 8) % 0x100);
+  std::snprintf(buf, sizeof buf, "00000000:%02X:00.0", (kBusIds[index % std::size(kBusIds)] + index / 8) & 0xFFu);
   d.pci_bus_id = buf;
   d.vbios = f.vbios;
   d.pci_device_id = f.device_id;

@@ -1,0 +1,95 @@
+/* The reference for bench/sample_bench: a plain C loop over the NVML calls of
+ * one full device sample (the interval-cadence fields plus the process list
+ * and per-process utilization), resolved with dlopen like gpuwatch does.
+ * Usage: nvml_c_loop ITERATIONS [all]
+ *   default: only the calls that succeed on this GPU (what gpuwatch makes
+ *            once unsupported calls are cached);  "all": every call, always. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef int ret_t;
+typedef void* dev_t_;
+typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } mem2_t;
+typedef struct { unsigned int gpu, memory; } util_t;
+typedef struct { unsigned long long total, free, used; } bar1_t;
+typedef struct { unsigned int pid; unsigned long long used; unsigned int gi, ci; } proc_t;
+typedef struct { unsigned int pid; unsigned long long ts; unsigned int sm, mem, enc, dec; } putil_t;
+typedef struct { unsigned int fieldId, scopeId; long long timestamp, latencyUsec; int valueType; ret_t ret; unsigned long long value; } fv_t;
+
+#define SYM(name) static ret_t (*name)();
+SYM(nvmlInit_v2) SYM(nvmlDeviceGetHandleByIndex_v2) SYM(nvmlDeviceGetMemoryInfo_v2)
+SYM(nvmlDeviceGetUtilizationRates) SYM(nvmlDeviceGetEncoderUtilization) SYM(nvmlDeviceGetDecoderUtilization)
+SYM(nvmlDeviceGetTemperature) SYM(nvmlDeviceGetFieldValues) SYM(nvmlDeviceGetPowerUsage)
+SYM(nvmlDeviceGetClockInfo) SYM(nvmlDeviceGetPerformanceState) SYM(nvmlDeviceGetCurrentClocksEventReasons)
+SYM(nvmlDeviceGetFanSpeed) SYM(nvmlDeviceGetBAR1MemoryInfo) SYM(nvmlDeviceGetComputeRunningProcesses_v3)
+SYM(nvmlDeviceGetGraphicsRunningProcesses_v3) SYM(nvmlDeviceGetProcessUtilization)
+
+enum { kCalls = 16 };
+static int ok_call[kCalls];
+
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
+}
+
+static unsigned long long wall_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (unsigned long long)t.tv_sec * 1000000ull + (unsigned long long)t.tv_nsec / 1000ull;
+}
+
+/* One full sample; returns how many calls succeeded. */
+static int sample(dev_t_ d, int only_ok, int probe) {
+  mem2_t m; util_t u; bar1_t b; unsigned v, p; unsigned long long r; int ps;
+  fv_t fv[3]; proc_t procs[64]; putil_t pu[256]; unsigned n; int rc[kCalls]; int i = 0, good = 0;
+  memset(fv, 0, sizeof fv); fv[0].fieldId = 82; fv[1].fieldId = 186; fv[2].fieldId = 185;
+#define CALL(expr) do { if (!only_ok || ok_call[i]) rc[i] = (expr); else rc[i] = -1; if (probe) ok_call[i] = rc[i] == 0; good += rc[i] == 0; i++; } while (0)
+  m.version = (unsigned)(sizeof(mem2_t) | (2u << 24));
+  CALL(nvmlDeviceGetMemoryInfo_v2(d, &m));
+  CALL(nvmlDeviceGetUtilizationRates(d, &u));
+  CALL(nvmlDeviceGetEncoderUtilization(d, &v, &p));
+  CALL(nvmlDeviceGetDecoderUtilization(d, &v, &p));
+  CALL(nvmlDeviceGetTemperature(d, 0, &v));
+  CALL(nvmlDeviceGetFieldValues(d, 3, fv));
+  CALL(nvmlDeviceGetPowerUsage(d, &v));
+  CALL(nvmlDeviceGetClockInfo(d, 0, &v));
+  CALL(nvmlDeviceGetClockInfo(d, 1, &v));
+  CALL(nvmlDeviceGetClockInfo(d, 2, &v));
+  CALL(nvmlDeviceGetPerformanceState(d, &ps));
+  CALL(nvmlDeviceGetCurrentClocksEventReasons(d, &r));
+  CALL(nvmlDeviceGetFanSpeed(d, &v));
+  CALL(nvmlDeviceGetBAR1MemoryInfo(d, &b));
+  n = 64; CALL(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs));
+  n = 64; CALL(nvmlDeviceGetGraphicsRunningProcesses_v3(d, &n, procs));
+  n = 256; (void)nvmlDeviceGetProcessUtilization(d, pu, &n, wall_us() - 10000000ull);
+  return good;
+}
+
+int main(int argc, char** argv) {
+  int iters = argc > 1 ? atoi(argv[1]) : 1000;
+  int only_ok = !(argc > 2 && strcmp(argv[2], "all") == 0);
+  const char* path = getenv("GPUWATCH_NVML_LIBRARY");
+  void* h = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW);
+  if (!h) { fprintf(stderr, "dlopen: %s\n", dlerror()); return 1; }
+#define LOAD(name) name = (ret_t (*)())dlsym(h, #name); if (!name) { fprintf(stderr, "missing %s\n", #name); return 1; }
+  LOAD(nvmlInit_v2) LOAD(nvmlDeviceGetHandleByIndex_v2) LOAD(nvmlDeviceGetMemoryInfo_v2)
+  LOAD(nvmlDeviceGetUtilizationRates) LOAD(nvmlDeviceGetEncoderUtilization) LOAD(nvmlDeviceGetDecoderUtilization)
+  LOAD(nvmlDeviceGetTemperature) LOAD(nvmlDeviceGetFieldValues) LOAD(nvmlDeviceGetPowerUsage)
+  LOAD(nvmlDeviceGetClockInfo) LOAD(nvmlDeviceGetPerformanceState) LOAD(nvmlDeviceGetCurrentClocksEventReasons)
+  LOAD(nvmlDeviceGetFanSpeed) LOAD(nvmlDeviceGetBAR1MemoryInfo) LOAD(nvmlDeviceGetComputeRunningProcesses_v3)
+  LOAD(nvmlDeviceGetGraphicsRunningProcesses_v3) LOAD(nvmlDeviceGetProcessUtilization)
+  if (nvmlInit_v2() != 0) { fprintf(stderr, "nvmlInit_v2 failed\n"); return 1; }
+  dev_t_ d;
+  if (nvmlDeviceGetHandleByIndex_v2(0, &d) != 0) { fprintf(stderr, "no device 0\n"); return 1; }
+  int good = sample(d, 0, 1);
+  for (int w = 0; w < 20; ++w) sample(d, only_ok, 0);
+  double t0 = now_us();
+  for (int k = 0; k < iters; ++k) sample(d, only_ok, 0);
+  double per = (now_us() - t0) / iters;
+  printf("c_loop%s us_per_sample=%.2f calls_ok=%d/%d iterations=%d\n", only_ok ? "" : "_all", per, good, kCalls, iters);
+  return 0;
+}

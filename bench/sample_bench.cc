@@ -1,0 +1,37 @@
+// µs per full device sample through gpuwatch's NvmlBackend: the interval-
+// cadence fields plus processes and per-process utilization, device 0.
+// Compare with bench/nvml_c_loop.c and bench/pynvml_bench.py (same calls),
+// run together by bench/gpu_bench.sh. Usage: sample_bench ITERATIONS
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/nvml/nvml_backend.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuwatch;
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 1000;
+  nvml::NvmlOptions options;
+  if (const char* lib = std::getenv("GPUWATCH_NVML_LIBRARY")) options.library_path = lib;
+  auto backend = nvml::NvmlBackend::Open(options);
+  if (!backend) {
+    std::fprintf(stderr, "%s\n", backend.error().message().c_str());
+    return 1;
+  }
+  const FieldMask fields = FieldsWithCadence({Cadence::kInterval});
+  DeviceSample sample;
+  for (int i = 0; i < 20; ++i) (*backend)->ReadDevice(0, fields, true, sample);  // warm-up, caches
+  const auto t0 = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) (*backend)->ReadDevice(0, fields, true, sample);
+  const double us =
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iterations;
+  int ok = 0, total = 0;
+  for (const auto& row : Catalogue()) {
+    if (row.scope != Scope::kDevice || row.cadence != Cadence::kInterval) continue;
+    ++total;
+    ok += sample.fields[row.id].ok() ? 1 : 0;
+  }
+  std::printf("gpuwatch_backend us_per_sample=%.2f fields_ok=%d/%d processes=%zu iterations=%d\n", us, ok,
+              total, sample.processes.size(), iterations);
+  return 0;
+}

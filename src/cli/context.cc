@@ -1,0 +1,127 @@
+#include "cli/context.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "backends/nvml/nvml_backend.h"
+
+namespace gpuwatch::cli {
+namespace fs = std::filesystem;
+
+void AddCommonOptions(CLI::App& app, CommonArgs& args) {
+  app.add_flag("--demo", args.demo,
+               "Show the simulated demo fleet (fake NVML) instead of this machine's GPUs");
+  app.add_option("--scenario", args.scenario,
+                 "With --demo: a fake-NVML scenario file instead of the demo fleet")
+      ->check(CLI::ExistingFile);
+  app.add_option("--host-proc", args.host_proc,
+                 "Read process details from this host /proc (e.g. /host/proc in a container)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--color", args.color, "Colour: auto (on a terminal), always, never")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+}
+
+namespace {
+
+fs::path ExeDir() {
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path(".") : exe.parent_path();
+}
+
+std::string FirstExisting(std::initializer_list<fs::path> candidates) {
+  for (const auto& c : candidates) {
+    std::error_code ec;
+    if (fs::exists(c, ec)) return fs::weakly_canonical(c, ec).string();
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<DemoAssets> FindDemoAssets(const std::string& scenario_override) {
+  const fs::path exe = ExeDir();
+  DemoAssets a;
+  a.library = FirstExisting({exe / "lib" / "libnvidia-ml-fake.so",
+                             exe / ".." / "lib" / "gpuwatch" / "libnvidia-ml-fake.so",
+                             fs::path(GPUWATCH_BUILD_DIR) / "lib" / "libnvidia-ml-fake.so"});
+  if (a.library.empty()) {
+    return Status::NotFound(fmt::format(
+        "the demo's fake NVML library (libnvidia-ml-fake.so) is not next to {} nor in {}/lib",
+        exe.string(), GPUWATCH_BUILD_DIR));
+  }
+  if (!scenario_override.empty()) {
+    a.scenario = fs::absolute(scenario_override).string();
+  } else {
+    a.scenario = FirstExisting({exe / ".." / "share" / "gpuwatch" / "scenarios" / "demo.yaml",
+                                fs::path(GPUWATCH_SOURCE_DIR) / "scenarios" / "demo.yaml"});
+    if (a.scenario.empty()) return Status::NotFound("the demo fleet scenario (scenarios/demo.yaml) is not installed");
+  }
+  fs::path host = fs::path(a.scenario).replace_extension(".host") / "proc";
+  std::error_code ec;
+  if (fs::is_directory(host, ec)) a.host_proc = host.string();
+  return a;
+}
+
+host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo_host_proc) {
+  host::ProcOptions o;
+  if (!args.host_proc.empty()) {
+    o.proc_dir = args.host_proc;
+    o.is_host_proc = true;
+  } else if (!demo_host_proc.empty()) {
+    o.proc_dir = demo_host_proc;
+    o.is_host_proc = true;
+  }
+  return o;
+}
+
+Result<Source> OpenSource(const CommonArgs& args) {
+  nvml::NvmlOptions options;
+  std::string demo_host_proc;
+  Source source;
+  if (args.demo || !args.scenario.empty()) {
+    auto assets = FindDemoAssets(args.scenario);
+    if (!assets) return assets.error();
+    // The fake library reads its scenario from the environment at nvmlInit;
+    // set before any thread starts.
+    setenv("GPUWATCH_FAKE_SCENARIO", assets->scenario.c_str(), 1);
+    options.library_path = assets->library;
+    options.demo = true;
+    demo_host_proc = assets->host_proc;
+    source.demo_scenario = assets->scenario;
+  } else if (const char* lib = std::getenv("GPUWATCH_NVML_LIBRARY"); lib != nullptr && *lib != '\0') {
+    options.library_path = lib;
+  }
+  auto backend = nvml::NvmlBackend::Open(options);
+  if (!backend) {
+    if (options.demo) return backend.error();
+    return Status::Unavailable(fmt::format(
+        "{}\nRun `gpuwatch doctor` for a full diagnosis, or add --demo to see the simulated "
+        "demo fleet.",
+        backend.error().message()));
+  }
+  source.backend = std::move(*backend);
+  source.resolver = std::make_unique<host::ProcessResolver>(ProcOptionsFor(args, demo_host_proc));
+  return source;
+}
+
+bool UseColor(const CommonArgs& args) {
+  if (args.color == "always") return true;
+  if (args.color == "never") return false;
+  const char* no_color = std::getenv("NO_COLOR");
+  const char* term = std::getenv("TERM");
+  return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0') &&
+         !(term != nullptr && std::string_view(term) == "dumb");
+}
+
+std::string Hostname() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
+  return buf;
+}
+
+}  // namespace gpuwatch::cli

@@ -1,0 +1,53 @@
+// What every command shares: where the data comes from (the real driver, or
+// the fake library with a scenario for --demo), host attribution options, and
+// the one place a backend is opened.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "gpuwatch/backend.h"
+#include "host/process_resolver.h"
+
+namespace gpuwatch::cli {
+
+struct CommonArgs {
+  bool demo = false;
+  std::string scenario;   // --scenario: a fake-NVML scenario instead of the demo fleet
+  std::string host_proc;  // --host-proc DIR: a mounted host /proc
+  std::string color = "auto";
+};
+
+void AddCommonOptions(CLI::App& app, CommonArgs& args);
+
+// Where demo assets live (next to the binary when installed, the source tree
+// when run from a build directory).
+struct DemoAssets {
+  std::string library;
+  std::string scenario;
+  std::string host_proc;  // "" when the scenario has no .host tree
+};
+Result<DemoAssets> FindDemoAssets(const std::string& scenario_override);
+
+struct Source {
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<host::ProcessResolver> resolver;
+  std::string demo_scenario;  // for the DEMO banner
+};
+
+// Opens the backend the arguments ask for. On failure the Status says why
+// and what to try (doctor, --demo).
+Result<Source> OpenSource(const CommonArgs& args);
+host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo_host_proc);
+
+bool UseColor(const CommonArgs& args);
+std::string Hostname();
+
+// Exit statuses shared by all commands.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitUsage = 2;
+
+}  // namespace gpuwatch::cli

@@ -1,0 +1,64 @@
+#include "cli/device_filter.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include <fmt/format.h>
+
+namespace gpuwatch::cli {
+namespace {
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  return out;
+}
+
+bool AllDigits(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+}
+
+}  // namespace
+
+Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snapshot& snapshot) {
+  std::vector<std::size_t> out;
+  if (spec.empty()) {
+    for (std::size_t i = 0; i < snapshot.devices.size(); ++i) out.push_back(i);
+    return out;
+  }
+  while (true) {
+    const auto comma = spec.find(',');
+    std::string_view item = spec.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (item.empty()) return Status::InvalidArgument("--id: empty entry in the list");
+    std::vector<std::size_t> matches;
+    for (std::size_t i = 0; i < snapshot.devices.size(); ++i) {
+      const DeviceFields& f = snapshot.devices[i].fields;
+      if (AllDigits(item)) {
+        if (std::to_string(snapshot.devices[i].index) == item) matches.push_back(i);
+        continue;
+      }
+      const Reading& uuid = f[FieldId::kUuid];
+      const Reading& bus = f[FieldId::kPciBusId];
+      const std::string want = Lower(item);
+      if (uuid.is_text() && Lower(uuid.text()).starts_with(want)) matches.push_back(i);
+      else if (bus.is_text() && (Lower(bus.text()) == want || Lower(bus.text()).ends_with(want)))
+        matches.push_back(i);
+    }
+    if (matches.empty()) {
+      return Status::InvalidArgument(fmt::format(
+          "--id: no GPU matches \"{}\" (give an index 0..{}, a UUID or a PCI bus id)", item,
+          snapshot.devices.empty() ? 0 : snapshot.devices.size() - 1));
+    }
+    if (matches.size() > 1) {
+      return Status::InvalidArgument(fmt::format("--id: \"{}\" matches {} GPUs; give more of it", item, matches.size()));
+    }
+    if (std::find(out.begin(), out.end(), matches[0]) == out.end()) out.push_back(matches[0]);
+    if (comma == std::string_view::npos) break;
+    spec.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+}  // namespace gpuwatch::cli

@@ -1,0 +1,35 @@
+// gpuwatch: dispatches to the commands; nothing else lives here.
+#include <exception>
+#include <iostream>
+
+#include "cli/commands.h"
+
+int main(int argc, char** argv) {
+  using namespace gpuwatch::cli;
+  try {
+    CLI::App app{"gpuwatch: what every GPU and every process holds, now and over time", "gpuwatch"};
+    app.set_version_flag("--version", std::string("gpuwatch ") + GPUWATCH_VERSION);
+    app.require_subcommand(0, 1);
+    CommonArgs common;
+    AddCommonOptions(app, common);
+    // Common options are accepted after the subcommand too.
+    app.fallthrough();
+    const Runner status = AddStatusCommand(app, common);
+    const Runner runners[] = {AddQueryCommand(app, common), AddDoctorCommand(app, common)};
+    std::vector<std::string> args = NormalizeArgs(argc, argv);
+    std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse
+    try {
+      app.parse(args);
+    } catch (const CLI::ParseError& e) {
+      const int code = app.exit(e);
+      return code == 0 ? kExitOk : kExitUsage;
+    }
+    for (const auto& run : runners) {
+      if (const int code = run(); code >= 0) return code;
+    }
+    return status();
+  } catch (const std::exception& e) {
+    std::cerr << "gpuwatch: internal error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}

@@ -1,0 +1,66 @@
+// `gpuwatch` (no subcommand): what every GPU and every process holds now.
+#include <cstdio>
+#include <iostream>
+#include <memory>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/device_filter.h"
+#include "export/snapshot_json.h"
+#include "export/status_text.h"
+#include "sampler/collect.h"
+
+namespace gpuwatch::cli {
+namespace {
+
+struct StatusArgs {
+  bool json = false;
+  std::string id;
+  bool no_processes = false;
+};
+
+int RunStatus(const CommonArgs& common, const StatusArgs& args) {
+  auto source = OpenSource(common);
+  if (!source) {
+    std::cerr << "gpuwatch: " << source.error().message() << "\n";
+    return kExitFailure;
+  }
+  CollectOptions collect;
+  collect.fields = FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
+  collect.processes = !args.no_processes;
+  Snapshot snap = CollectOnce(*source->backend, source->resolver.get(), collect);
+
+  auto selected = SelectDevices(args.id, snap);
+  if (!selected) {
+    std::cerr << "gpuwatch: " << selected.error().message() << "\n";
+    return kExitUsage;
+  }
+  std::vector<DeviceSample> chosen;
+  for (std::size_t i : *selected) chosen.push_back(snap.devices[i]);
+  snap.devices = std::move(chosen);
+
+  if (args.json) {
+    std::cout << SnapshotToJson(snap, Hostname()).dump(2) << "\n";
+    return kExitOk;
+  }
+  StatusTextOptions text;
+  text.color = UseColor(common);
+  text.processes = !args.no_processes;
+  text.hostname = Hostname();
+  text.demo_source = source->demo_scenario;
+  std::cout << RenderStatus(snap, text);
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner AddStatusCommand(CLI::App& app, const CommonArgs& common) {
+  auto args = std::make_shared<StatusArgs>();
+  app.add_flag("--json", args->json, "Print the snapshot as JSON (schema: docs/json.md)");
+  app.add_option("--id", args->id, "GPUs to show: indices, UUIDs or PCI bus ids, comma-separated");
+  app.add_flag("--no-processes", args->no_processes, "Leave out the process tables");
+  return [&common, args] { return RunStatus(common, *args); };
+}
+
+}  // namespace gpuwatch::cli

@@ -1,0 +1,146 @@
+#include "export/snapshot_json.h"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+namespace gpuwatch {
+namespace {
+
+using nlohmann::json;
+
+template <Scope S>
+void PutFields(const FieldArray<S>& fields, json& values, json& unavailable) {
+  const FieldRange r = RangeOf(S);
+  for (std::size_t i = r.first; i < r.first + r.count; ++i) {
+    const auto id = static_cast<FieldId>(i);
+    const Reading& v = fields[id];
+    const std::string key(Info(id).key);
+    if (v.is_number()) {
+      values[key] = v.number();
+    } else if (v.is_text()) {
+      values[key] = v.text();
+    } else {
+      values[key] = nullptr;
+      json why = {{"reason", MissingName(v.missing())}};
+      if (!v.detail().empty()) why["detail"] = v.detail();
+      unavailable[key] = std::move(why);
+    }
+  }
+}
+
+std::string_view HealthName(DeviceHealth h) {
+  switch (h) {
+    case DeviceHealth::kOk:
+      return "ok";
+    case DeviceHealth::kLost:
+      return "lost";
+    case DeviceHealth::kError:
+      return "error";
+  }
+  return "error";
+}
+
+}  // namespace
+
+std::string Iso8601(std::chrono::system_clock::time_point t) {
+  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  return fmt::format("{}.{:03d}Z", buf, ms);
+}
+
+std::string_view VisibilityName(HostProcess::Visibility v) {
+  switch (v) {
+    case HostProcess::Visibility::kVisible:
+      return "visible";
+    case HostProcess::Visibility::kOtherPidNs:
+      return "other_pid_namespace";
+    case HostProcess::Visibility::kExited:
+      return "exited";
+    case HostProcess::Visibility::kNoPermission:
+      return "no_permission";
+  }
+  return "exited";
+}
+
+std::string_view ProcessTypeName(ProcessSample::Type t) {
+  switch (t) {
+    case ProcessSample::Type::kCompute:
+      return "compute";
+    case ProcessSample::Type::kGraphics:
+      return "graphics";
+    case ProcessSample::Type::kComputeAndGraphics:
+      return "compute+graphics";
+  }
+  return "compute";
+}
+
+json ProcessToJson(const ProcessSample& p) {
+  json values = json::object(), unavailable = json::object();
+  PutFields(p.fields, values, unavailable);
+  const HostProcess& h = p.host;
+  json j = {{"pid", p.pid},
+            {"type", ProcessTypeName(p.type)},
+            {"gpu_instance_id", p.gpu_instance_id ? json(*p.gpu_instance_id) : json(nullptr)},
+            {"compute_instance_id", p.compute_instance_id ? json(*p.compute_instance_id) : json(nullptr)},
+            {"visibility", VisibilityName(h.visibility)},
+            {"name", h.name},
+            {"command", h.command},
+            {"user", h.user},
+            {"uid", h.uid ? json(*h.uid) : json(nullptr)},
+            {"start_time", h.start_time ? json(Iso8601(*h.start_time)) : json(nullptr)},
+            {"container_id", h.container_id},
+            {"container_runtime", h.container_runtime},
+            {"pod_uid", h.pod_uid},
+            {"slurm_job_id", h.slurm_job_id},
+            {"fields", std::move(values)},
+            {"unavailable", std::move(unavailable)}};
+  return j;
+}
+
+json DeviceToJson(const DeviceSample& d) {
+  json values = json::object(), unavailable = json::object();
+  PutFields(d.fields, values, unavailable);
+  json procs = json::array();
+  for (const auto& p : d.processes) procs.push_back(ProcessToJson(p));
+  json j = {{"index", d.index},
+            {"health", HealthName(d.health)},
+            {"health_detail", d.health_detail},
+            {"fields", std::move(values)},
+            {"unavailable", std::move(unavailable)},
+            {"processes", std::move(procs)}};
+  if (d.mig_index) {
+    j["mig_index"] = *d.mig_index;
+    j["gpu_instance_id"] = d.gpu_instance_id ? json(*d.gpu_instance_id) : json(nullptr);
+    j["compute_instance_id"] = d.compute_instance_id ? json(*d.compute_instance_id) : json(nullptr);
+  }
+  return j;
+}
+
+json SnapshotToJson(const Snapshot& s, const std::string& hostname) {
+  json host_values = json::object(), host_unavailable = json::object();
+  PutFields(s.host, host_values, host_unavailable);
+  json devices = json::array();
+  for (const auto& d : s.devices) {
+    json dj = DeviceToJson(d);
+    json migs = json::array();
+    for (const auto& m : s.mig_devices) {
+      if (m.index == d.index) migs.push_back(DeviceToJson(m));
+    }
+    dj["mig_devices"] = std::move(migs);
+    devices.push_back(std::move(dj));
+  }
+  return json{{"schema", kSnapshotSchema},
+              {"time", Iso8601(s.time)},
+              {"demo", s.demo},
+              {"source", s.source},
+              {"hostname", hostname},
+              {"host", {{"fields", std::move(host_values)}, {"unavailable", std::move(host_unavailable)}}},
+              {"devices", std::move(devices)}};
+}
+
+}  // namespace gpuwatch

@@ -1,0 +1,212 @@
+#include "export/status_text.h"
+
+#include <ctime>
+
+#include <fmt/format.h>
+
+#include "export/snapshot_json.h"
+
+namespace gpuwatch {
+namespace {
+
+constexpr std::string_view kReset = "\033[0m";
+constexpr std::string_view kBold = "\033[1m";
+constexpr std::string_view kRed = "\033[31m";
+constexpr std::string_view kYellow = "\033[33m";
+constexpr std::string_view kDim = "\033[2m";
+
+struct Painter {
+  bool on;
+  std::string operator()(std::string_view style, std::string_view text) const {
+    if (!on || style.empty()) return std::string(text);
+    return fmt::format("{}{}{}", style, text, kReset);
+  }
+};
+
+std::string_view Level(double v, double warn, double bad) {
+  if (v >= bad) return kRed;
+  if (v >= warn) return kYellow;
+  return "";
+}
+
+std::string Na(const Reading& r) { return r.missing() == Missing::kDeviceLost ? "lost" : "N/A"; }
+
+std::string Percent(const Reading& r) {
+  return r.is_number() ? fmt::format("{:3.0f}%", r.number() * 100) : Na(r);
+}
+
+std::string Bar(double ratio, int width) {
+  const int full = static_cast<int>(ratio * width + 0.5);
+  std::string s;
+  for (int i = 0; i < width; ++i) s += i < full ? "█" : "░";
+  return s;
+}
+
+std::string Cut(const std::string& s, int width) {
+  if (static_cast<int>(s.size()) <= width) return s;
+  return s.substr(0, static_cast<std::size_t>(width - 1)) + "…";
+}
+
+std::string Who(const ProcessSample& p) {
+  switch (p.host.visibility) {
+    case HostProcess::Visibility::kVisible:
+      return p.host.command.empty() ? p.host.name : p.host.command;
+    case HostProcess::Visibility::kOtherPidNs:
+      return fmt::format("host pid {}, not visible here", p.pid);
+    case HostProcess::Visibility::kExited:
+      return "(exited)";
+    case HostProcess::Visibility::kNoPermission:
+      return "(no permission to read /proc)";
+  }
+  return "";
+}
+
+std::string Container(const HostProcess& h) {
+  if (!h.container_id.empty()) {
+    return fmt::format("{} {}", h.container_runtime.empty() ? "ctr" : h.container_runtime,
+                       h.container_id.substr(0, 12));
+  }
+  if (!h.slurm_job_id.empty()) return "slurm " + h.slurm_job_id;
+  return "-";
+}
+
+void RenderProcesses(const DeviceSample& d, const StatusTextOptions& o, const Painter& paint,
+                     std::string& out) {
+  if (d.processes.empty()) {
+    out += paint(kDim, "  no processes\n");
+    return;
+  }
+  out += paint(kDim, fmt::format("  {:>8}  {:<10} {:>10} {:>4} {:>5}  {:<20} {}\n", "PID", "USER",
+                                 "GPU MEM", "SM", "CPU", "CONTAINER", "COMMAND"));
+  for (const auto& p : d.processes) {
+    const Reading& mem = p.fields[FieldId::kProcessUsedMemoryBytes];
+    const Reading& sm = p.fields[FieldId::kProcessSmUtilizationRatio];
+    const Reading& cpu = p.fields[FieldId::kProcessCpuRatio];
+    std::string command = Who(p);
+    if (p.gpu_instance_id) {
+      command = fmt::format("[MIG gi {} ci {}] {}", *p.gpu_instance_id,
+                            p.compute_instance_id.value_or(0), command);
+    }
+    out += fmt::format("  {:>8}  {:<10} {:>10} {:>4} {:>5}  {:<20} {}\n", p.pid,
+                       Cut(p.host.user.empty() ? "?" : p.host.user, 10),
+                       mem.is_number() ? HumanBytes(mem.number()) : Na(mem),
+                       sm.is_number() ? fmt::format("{:.0f}%", sm.number() * 100) : "-",
+                       cpu.is_number() ? fmt::format("{:.0f}%", cpu.number() * 100) : "-",
+                       Container(p.host), Cut(command, o.command_width));
+  }
+}
+
+void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOptions& o,
+                  const Painter& paint, std::string& out) {
+  const auto& f = d.fields;
+  const Reading& name = f[FieldId::kName];
+  const Reading& bus = f[FieldId::kPciBusId];
+  const Reading& pstate = f[FieldId::kPerformanceState];
+  out += paint(kBold, fmt::format("GPU {}  {:<28}", d.index, name.is_text() ? name.text() : Na(name)));
+  out += fmt::format("  {}", bus.is_text() ? bus.text() : "");
+  if (pstate.is_number()) out += fmt::format("  P{:.0f}", pstate.number());
+  out += "\n";
+  if (d.health == DeviceHealth::kLost) {
+    out += paint(kRed, fmt::format("  LOST: {} (re-probed every sample)\n", d.health_detail));
+    return;
+  }
+
+  const Reading& temp = f[FieldId::kTemperatureGpuCelsius];
+  const Reading& util = f[FieldId::kUtilizationGpuRatio];
+  const Reading& power = f[FieldId::kPowerDrawWatts];
+  const Reading& limit = f[FieldId::kPowerLimitEnforcedWatts];
+  const Reading& sm = f[FieldId::kClockSmHertz];
+  const Reading& memclk = f[FieldId::kClockMemoryHertz];
+  const std::string temp_text = temp.is_number() ? fmt::format("{:.0f}°C", temp.number()) : Na(temp);
+  const bool starved = util.is_number() && util.number() < 0.3 && !d.processes.empty();
+  out += fmt::format(
+      "  temp {}  util {}  power {} / {}  clocks sm {}  mem {}\n",
+      paint(temp.is_number() ? Level(temp.number(), 70, 80) : "", temp_text),
+      paint(starved ? kYellow : "", Percent(util)),
+      power.is_number() ? fmt::format("{:.0f} W", power.number()) : Na(power),
+      limit.is_number() ? fmt::format("{:.0f} W", limit.number()) : Na(limit),
+      sm.is_number() ? fmt::format("{:.0f} MHz", sm.number() / 1e6) : Na(sm),
+      memclk.is_number() ? fmt::format("{:.0f} MHz", memclk.number() / 1e6) : Na(memclk));
+
+  const Reading& used = f[FieldId::kMemoryUsedBytes];
+  const Reading& total = f[FieldId::kMemoryTotalBytes];
+  const Reading& reserved = f[FieldId::kMemoryReservedBytes];
+  if (used.is_number() && total.is_number() && total.number() > 0) {
+    const double ratio = used.number() / total.number();
+    out += fmt::format("  memory {} {} / {} used ({:.1f}%)  reserved {}\n",
+                       paint(Level(ratio, 0.75, 0.9), Bar(ratio, 24)), HumanBytes(used.number()),
+                       HumanBytes(total.number()), ratio * 100,
+                       reserved.is_number() ? HumanBytes(reserved.number()) : Na(reserved));
+  } else {
+    out += fmt::format("  memory {}\n", Na(used));
+  }
+  const Reading& reasons = f[FieldId::kClockEventReasons];
+  if (reasons.is_number()) {
+    const std::string why = DescribeClockEventReasons(static_cast<unsigned long long>(reasons.number()));
+    if (!why.empty()) out += paint(kRed, fmt::format("  clocks held down: {}\n", why));
+  }
+  for (const auto& m : s.mig_devices) {
+    if (m.index != d.index) continue;
+    const Reading& mused = m.fields[FieldId::kMemoryUsedBytes];
+    const Reading& mtotal = m.fields[FieldId::kMemoryTotalBytes];
+    const Reading& mname = m.fields[FieldId::kName];
+    out += fmt::format("  MIG {}  gi {} ci {}  {}  memory {} / {}\n", m.mig_index.value_or(0),
+                       m.gpu_instance_id.value_or(0), m.compute_instance_id.value_or(0),
+                       mname.is_text() ? mname.text() : Na(mname),
+                       mused.is_number() ? HumanBytes(mused.number()) : Na(mused),
+                       mtotal.is_number() ? HumanBytes(mtotal.number()) : Na(mtotal));
+  }
+  if (o.processes) RenderProcesses(d, o, paint, out);
+}
+
+}  // namespace
+
+std::string HumanBytes(double bytes) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
+  return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0));
+}
+
+std::string DescribeClockEventReasons(unsigned long long mask) {
+  static constexpr std::pair<unsigned long long, std::string_view> kBits[] = {
+      {0x2, "applications clocks setting"}, {0x4, "sw power cap"},
+      {0x8, "hw slowdown"},                 {0x10, "sync boost"},
+      {0x20, "sw thermal slowdown"},        {0x40, "hw thermal slowdown"},
+      {0x80, "hw power brake slowdown"},    {0x100, "display clock setting"}};
+  std::string out;
+  for (const auto& [bit, text] : kBits) {
+    if ((mask & bit) == 0) continue;
+    if (!out.empty()) out += ", ";
+    out += text;
+  }
+  return out;
+}
+
+std::string RenderStatus(const Snapshot& s, const StatusTextOptions& o) {
+  const Painter paint{o.color};
+  std::string out;
+  if (s.demo) {
+    out += paint(std::string(kBold) + std::string(kYellow),
+                 fmt::format("DEMO: simulated GPUs ({}), not this machine's hardware\n",
+                             o.demo_source.empty() ? "demo fleet" : o.demo_source));
+  }
+  const Reading& driver = s.host[FieldId::kDriverVersion];
+  const Reading& cuda = s.host[FieldId::kCudaDriverVersion];
+  const std::time_t secs = std::chrono::system_clock::to_time_t(s.time);
+  std::tm tm{};
+  localtime_r(&secs, &tm);
+  char when[32];
+  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+  out += fmt::format("{}  driver {}  CUDA {}  {} GPU{}  {}\n\n", o.hostname,
+                     driver.is_text() ? driver.text() : Na(driver),
+                     cuda.is_text() ? cuda.text() : Na(cuda), s.devices.size(),
+                     s.devices.size() == 1 ? "" : "s", when);
+  if (s.devices.empty()) out += "no GPUs found\n";
+  for (const auto& d : s.devices) {
+    RenderDevice(s, d, o, paint, out);
+    out += "\n";
+  }
+  return out;
+}
+
+}  // namespace gpuwatch

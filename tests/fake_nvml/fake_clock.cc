@@ -1,0 +1,41 @@
+#include "fake_clock.h"
+
+#include <cmath>
+#include <cstdlib>
+
+#include "units.h"
+
+namespace gpuwatch::fake_nvml {
+
+ScenarioTime ScenarioClock::Now() const {
+  ScenarioTime now;
+  if (const char* frozen = std::getenv("GPUWATCH_FAKE_TIME"); frozen != nullptr && *frozen) {
+    if (auto t = ParseDurationSeconds(frozen)) {
+      now.t = std::max(0.0, *t);
+      now.frozen = true;
+      return now;
+    }
+  }
+  if (mode_ == ClockMode::kWall) {
+    const double unix_s =
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    now.cycle = static_cast<std::int64_t>(std::floor(unix_s / period_s_));
+    now.t = (unix_s - static_cast<double>(now.cycle) * period_s_) * time_scale_;
+  } else {
+    now.t = std::chrono::duration<double>(std::chrono::steady_clock::now() - first_init_).count() *
+            time_scale_;
+  }
+  return now;
+}
+
+std::uint64_t ScenarioClock::TimestampUs(const ScenarioTime& now) const {
+  if (now.frozen) {
+    return kFrozenBaseUnixS * 1000000ull + static_cast<std::uint64_t>(std::llround(now.t * 1e6));
+  }
+  return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+}
+
+}  // namespace gpuwatch::fake_nvml

@@ -1,0 +1,44 @@
+// Scenario time: what t is for a call made now. `clock: init` counts from the
+// first nvmlInit in the process, `clock: wall` is unix time modulo the period
+// (so separate one-shot commands see values move), both times time_scale.
+// GPUWATCH_FAKE_TIME=<seconds> freezes t, and then timestamps come from a
+// fixed base so output is deterministic. A value type: copy it freely.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+
+#include "scenario.h"
+
+namespace gpuwatch::fake_nvml {
+
+struct ScenarioTime {
+  double t = 0;             // scenario seconds, in [0, period * scale) for wall clocks
+  std::int64_t cycle = 0;   // completed periods (wall clock), for monotonic counters
+  bool frozen = false;
+};
+
+class ScenarioClock {
+ public:
+  ScenarioClock() = default;
+  ScenarioClock(ClockMode mode, double period_s, double time_scale,
+                std::chrono::steady_clock::time_point first_init)
+      : mode_(mode), period_s_(period_s), time_scale_(time_scale), first_init_(first_init) {}
+
+  // Reads GPUWATCH_FAKE_TIME on every call, so tests can move time between calls.
+  ScenarioTime Now() const;
+
+  // CPU timestamp in microseconds since the epoch for a sample taken at `now`.
+  std::uint64_t TimestampUs(const ScenarioTime& now) const;
+
+  // Unix time of the fixed base used while time is frozen (2026-01-01T00:00:00Z).
+  static constexpr std::uint64_t kFrozenBaseUnixS = 1767225600;
+
+ private:
+  ClockMode mode_ = ClockMode::kInit;
+  double period_s_ = 3600;
+  double time_scale_ = 1;
+  std::chrono::steady_clock::time_point first_init_{};
+};
+
+}  // namespace gpuwatch::fake_nvml
