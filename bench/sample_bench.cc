@@ -24,14 +24,15 @@ int main(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) (*backend)->ReadDevice(0, fields, true, sample);
   const double us =
-      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() / iterations;
+      std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count() /
+      iterations;
   int ok = 0, total = 0;
   for (const auto& row : Catalogue()) {
     if (row.scope != Scope::kDevice || row.cadence != Cadence::kInterval) continue;
     ++total;
     ok += sample.fields[row.id].ok() ? 1 : 0;
   }
-  std::printf("gpuwatch_backend us_per_sample=%.2f fields_ok=%d/%d processes=%zu iterations=%d\n", us, ok,
-              total, sample.processes.size(), iterations);
+  std::printf("gpuwatch_backend us_per_sample=%.2f fields_ok=%d/%d processes=%zu iterations=%d\n",
+              us, ok, total, sample.processes.size(), iterations);
   return 0;
 }

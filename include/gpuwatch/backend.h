@@ -30,8 +30,7 @@ class Backend {
   // are left as they are), and its processes when `processes` is set. Never
   // fails as a whole: each field carries its own Reading; a lost device is
   // marked in out.health and re-probed on the next call.
-  virtual void ReadDevice(int index, const FieldMask& which, bool processes,
-                          DeviceSample& out) = 0;
+  virtual void ReadDevice(int index, const FieldMask& which, bool processes, DeviceSample& out) = 0;
   // The MIG devices of GPU `index` (empty when MIG is off).
   virtual std::vector<DeviceSample> ReadMigDevices(int index, const FieldMask& which,
                                                    bool processes) = 0;

@@ -5,9 +5,9 @@
 
 #include <bitset>
 #include <chrono>
-#include <initializer_list>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <span>
 #include <string_view>

@@ -43,20 +43,20 @@ using ProcessFields = FieldArray<Scope::kProcess>;
 // Who a GPU process is on the host (src/host fills it).
 struct HostProcess {
   enum class Visibility : std::uint8_t {
-    kVisible,      // read from /proc
-    kOtherPidNs,   // NVML's host pid is not in our PID namespace
-    kExited,       // gone between NVML's list and the /proc read
-    kNoPermission, // /proc entry exists but could not be read
+    kVisible,       // read from /proc
+    kOtherPidNs,    // NVML's host pid is not in our PID namespace
+    kExited,        // gone between NVML's list and the /proc read
+    kNoPermission,  // /proc entry exists but could not be read
   };
   Visibility visibility = Visibility::kExited;
-  std::string name;      // comm
-  std::string command;   // cmdline, NULs as spaces
-  std::string user;      // name, or the uid as text when unknown
+  std::string name;     // comm
+  std::string command;  // cmdline, NULs as spaces
+  std::string user;     // name, or the uid as text when unknown
   std::optional<std::uint32_t> uid;
   // Start time: clock ticks since boot (the identity key) and wall clock.
   std::uint64_t start_ticks = 0;
   std::optional<std::chrono::system_clock::time_point> start_time;
-  std::string container_id;  // 12+ hex chars, "" if none
+  std::string container_id;       // 12+ hex chars, "" if none
   std::string container_runtime;  // docker, containerd, cri-o, podman
   std::string pod_uid;
   std::string slurm_job_id;
@@ -77,8 +77,8 @@ struct ProcessSample {
 enum class DeviceHealth : std::uint8_t { kOk, kLost, kError };
 
 struct DeviceSample {
-  int index = 0;  // NVML index; for a MIG device, its parent's index
-  std::optional<int> mig_index;  // set for MIG devices (children of `index`)
+  int index = 0;                                 // NVML index; for a MIG device, its parent's index
+  std::optional<int> mig_index;                  // set for MIG devices (children of `index`)
   std::optional<std::uint32_t> gpu_instance_id;  // MIG devices only
   std::optional<std::uint32_t> compute_instance_id;
   DeviceHealth health = DeviceHealth::kOk;
@@ -90,10 +90,10 @@ struct DeviceSample {
 
 struct Snapshot {
   std::chrono::system_clock::time_point time;
-  bool demo = false;  // simulated data: every output says DEMO
+  bool demo = false;   // simulated data: every output says DEMO
   std::string source;  // "nvml:/path/libnvidia-ml.so.1" or "replay:file"
   HostFields host;
-  std::vector<DeviceSample> devices;  // physical GPUs in index order
+  std::vector<DeviceSample> devices;      // physical GPUs in index order
   std::vector<DeviceSample> mig_devices;  // MIG children, by parent then mig index
 };
 

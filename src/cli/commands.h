@@ -2,9 +2,8 @@
 // main app) and returns a function that runs it after parsing.
 #pragma once
 
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 #include "cli/context.h"
 

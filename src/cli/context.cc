@@ -1,11 +1,10 @@
 #include "cli/context.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
-
-#include <fmt/format.h>
 
 #include "backends/nvml/nvml_backend.h"
 
@@ -59,7 +58,8 @@ Result<DemoAssets> FindDemoAssets(const std::string& scenario_override) {
   } else {
     a.scenario = FirstExisting({exe / ".." / "share" / "gpuwatch" / "scenarios" / "demo.yaml",
                                 fs::path(GPUWATCH_SOURCE_DIR) / "scenarios" / "demo.yaml"});
-    if (a.scenario.empty()) return Status::NotFound("the demo fleet scenario (scenarios/demo.yaml) is not installed");
+    if (a.scenario.empty())
+      return Status::NotFound("the demo fleet scenario (scenarios/demo.yaml) is not installed");
   }
   fs::path host = fs::path(a.scenario).replace_extension(".host") / "proc";
   std::error_code ec;
@@ -93,7 +93,8 @@ Result<Source> OpenSource(const CommonArgs& args) {
     options.demo = true;
     demo_host_proc = assets->host_proc;
     source.demo_scenario = assets->scenario;
-  } else if (const char* lib = std::getenv("GPUWATCH_NVML_LIBRARY"); lib != nullptr && *lib != '\0') {
+  } else if (const char* lib = std::getenv("GPUWATCH_NVML_LIBRARY");
+             lib != nullptr && *lib != '\0') {
     options.library_path = lib;
   }
   auto backend = nvml::NvmlBackend::Open(options);

@@ -3,10 +3,9 @@
 // the one place a backend is opened.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "gpuwatch/backend.h"
 #include "host/process_resolver.h"

@@ -1,21 +1,23 @@
 #include "cli/device_filter.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cctype>
-
-#include <fmt/format.h>
 
 namespace gpuwatch::cli {
 namespace {
 
 std::string Lower(std::string_view s) {
   std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   return out;
 }
 
 bool AllDigits(std::string_view s) {
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
+  return !s.empty() &&
+         std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
 }  // namespace
@@ -42,17 +44,19 @@ Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snap
       const Reading& uuid = f[FieldId::kUuid];
       const Reading& bus = f[FieldId::kPciBusId];
       const std::string want = Lower(item);
-      if (uuid.is_text() && Lower(uuid.text()).starts_with(want)) matches.push_back(i);
+      if (uuid.is_text() && Lower(uuid.text()).starts_with(want))
+        matches.push_back(i);
       else if (bus.is_text() && (Lower(bus.text()) == want || Lower(bus.text()).ends_with(want)))
         matches.push_back(i);
     }
     if (matches.empty()) {
-      return Status::InvalidArgument(fmt::format(
-          "--id: no GPU matches \"{}\" (give an index 0..{}, a UUID or a PCI bus id)", item,
-          snapshot.devices.empty() ? 0 : snapshot.devices.size() - 1));
+      return Status::InvalidArgument(
+          fmt::format("--id: no GPU matches \"{}\" (give an index 0..{}, a UUID or a PCI bus id)",
+                      item, snapshot.devices.empty() ? 0 : snapshot.devices.size() - 1));
     }
     if (matches.size() > 1) {
-      return Status::InvalidArgument(fmt::format("--id: \"{}\" matches {} GPUs; give more of it", item, matches.size()));
+      return Status::InvalidArgument(
+          fmt::format("--id: \"{}\" matches {} GPUs; give more of it", item, matches.size()));
     }
     if (std::find(out.begin(), out.end(), matches[0]) == out.end()) out.push_back(matches[0]);
     if (comma == std::string_view::npos) break;

@@ -1,10 +1,10 @@
 // `gpuwatch doctor`: is everything gpuwatch needs there, and what to do about
 // each thing that is not. Exit 0 when healthy.
+#include <fmt/format.h>
+
 #include <iostream>
 #include <map>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "sampler/collect.h"
@@ -40,17 +40,22 @@ std::string Text(const Reading& r) {
 
 void CheckEnvironment(const host::Environment& env, const CommonArgs& common, Report& report) {
   if (env.in_container) {
-    report.Ok(fmt::format("running in a container ({})", env.container_runtime.empty() ? "unknown runtime" : env.container_runtime));
+    report.Ok(fmt::format("running in a container ({})", env.container_runtime.empty()
+                                                             ? "unknown runtime"
+                                                             : env.container_runtime));
   } else {
     report.Ok("running on the host (no container detected)");
   }
   if (env.own_pid_namespace && common.host_proc.empty()) {
-    report.Warn("gpuwatch is in its own PID namespace: NVML reports host PIDs, which are not visible here",
-                "run the container with --pid=host (Kubernetes: hostPID: true), or mount the host's /proc "
-                "and pass --host-proc /host/proc; until then processes show as \"host pid N, not visible here\"");
+    report.Warn(
+        "gpuwatch is in its own PID namespace: NVML reports host PIDs, which are not visible here",
+        "run the container with --pid=host (Kubernetes: hostPID: true), or mount the host's /proc "
+        "and pass --host-proc /host/proc; until then processes show as \"host pid N, not visible "
+        "here\"");
   } else {
-    report.Ok(env.own_pid_namespace ? "own PID namespace, reading the host /proc given by --host-proc"
-                                    : "same PID namespace as the driver: process PIDs resolve locally");
+    report.Ok(env.own_pid_namespace
+                  ? "own PID namespace, reading the host /proc given by --host-proc"
+                  : "same PID namespace as the driver: process PIDs resolve locally");
   }
 }
 
@@ -65,7 +70,8 @@ int RunDoctor(const CommonArgs& common) {
     report.Fail("cannot use NVML", source.error().message());
     host::ProcessResolver resolver(ProcOptionsFor(common, ""));
     CheckEnvironment(resolver.environment(), common, report);
-    std::cout << fmt::format("\n{} problem(s). gpuwatch --demo shows what gpuwatch does with GPUs.\n", report.problems);
+    std::cout << fmt::format(
+        "\n{} problem(s). gpuwatch --demo shows what gpuwatch does with GPUs.\n", report.problems);
     return kExitFailure;
   }
   Backend& backend = *source->backend;
@@ -74,15 +80,19 @@ int RunDoctor(const CommonArgs& common) {
   CollectOptions all;
   Snapshot snap = CollectOnce(backend, source->resolver.get(), all);
   report.Ok(fmt::format("driver {}, CUDA {}, NVML {}", Text(snap.host[FieldId::kDriverVersion]),
-                        Text(snap.host[FieldId::kCudaDriverVersion]), Text(snap.host[FieldId::kNvmlVersion])));
+                        Text(snap.host[FieldId::kCudaDriverVersion]),
+                        Text(snap.host[FieldId::kNvmlVersion])));
   if (!info.missing_symbols.empty()) {
     std::string names;
     for (const auto& s : info.missing_symbols) names += (names.empty() ? "" : ", ") + s;
-    report.Warn(fmt::format("this driver's NVML lacks {} entry point(s): {}", info.missing_symbols.size(), names),
-                "gpuwatch falls back to older calls where there are some; the rest show as N/A. A newer driver brings them.");
+    report.Warn(fmt::format("this driver's NVML lacks {} entry point(s): {}",
+                            info.missing_symbols.size(), names),
+                "gpuwatch falls back to older calls where there are some; the rest show as N/A. A "
+                "newer driver brings them.");
   }
   if (snap.devices.empty()) {
-    report.Fail("NVML reports no GPUs", "check `nvidia-smi -L`; in a container, pass the GPUs (--gpus all)");
+    report.Fail("NVML reports no GPUs",
+                "check `nvidia-smi -L`; in a container, pass the GPUs (--gpus all)");
   } else {
     report.Ok(fmt::format("{} GPU(s)", snap.devices.size()));
   }
@@ -92,19 +102,23 @@ int RunDoctor(const CommonArgs& common) {
     const std::string label = fmt::format("GPU {} ({})", d.index, Text(d.fields[FieldId::kName]));
     if (d.health == DeviceHealth::kLost) {
       report.Fail(fmt::format("{}: lost: {}", label, d.health_detail),
-                  "the GPU fell off the bus (see `dmesg` for Xid 79); it needs a reset or a reboot. gpuwatch keeps re-probing it.");
+                  "the GPU fell off the bus (see `dmesg` for Xid 79); it needs a reset or a "
+                  "reboot. gpuwatch keeps re-probing it.");
       continue;
     }
     const Reading& persistence = d.fields[FieldId::kPersistenceMode];
     if (persistence.is_number() && persistence.number() == 0) {
       report.Warn(fmt::format("{}: persistence mode is off", label),
-                  "each NVML start then re-initialises the GPU (slow first queries); an administrator can enable nvidia-persistenced");
+                  "each NVML start then re-initialises the GPU (slow first queries); an "
+                  "administrator can enable nvidia-persistenced");
     }
     const Reading& mig = d.fields[FieldId::kMigMode];
     if (mig.is_number() && mig.number() == 1) {
       std::size_t n = 0;
       for (const auto& m : snap.mig_devices) n += m.index == d.index ? 1 : 0;
-      report.Ok(fmt::format("{}: MIG enabled, {} instance(s); utilization is per instance only through DCGM", label, n));
+      report.Ok(fmt::format(
+          "{}: MIG enabled, {} instance(s); utilization is per instance only through DCGM", label,
+          n));
     }
     std::map<std::string, std::vector<std::string>> by_reason;
     const FieldRange r = RangeOf(Scope::kDevice);
@@ -112,7 +126,8 @@ int RunDoctor(const CommonArgs& common) {
       const auto id = static_cast<FieldId>(i);
       const Reading& v = d.fields[id];
       if (v.ok()) continue;
-      by_reason[std::string(MissingName(v.missing())) + (v.detail().empty() ? "" : " (" + v.detail() + ")")]
+      by_reason[std::string(MissingName(v.missing())) +
+                (v.detail().empty() ? "" : " (" + v.detail() + ")")]
           .push_back(std::string(Info(id).key));
     }
     if (by_reason.empty()) {
@@ -124,9 +139,12 @@ int RunDoctor(const CommonArgs& common) {
       const bool permission = why.starts_with("no_permission");
       const std::string line = fmt::format("{}: {}: {}", label, list, why);
       if (permission) {
-        report.Warn(line, "run gpuwatch as root or as a user allowed by the driver (NVreg_RestrictProfilingToAdminUsers)");
+        report.Warn(line,
+                    "run gpuwatch as root or as a user allowed by the driver "
+                    "(NVreg_RestrictProfilingToAdminUsers)");
       } else if (why.starts_with("not_supported")) {
-        std::cout << report.Mark("info", "\033[2m") << line << " — this GPU does not offer it; shown as N/A\n";
+        std::cout << report.Mark("info", "\033[2m") << line
+                  << " — this GPU does not offer it; shown as N/A\n";
       } else {
         report.Warn(line, "");
       }
@@ -150,7 +168,8 @@ int RunDoctor(const CommonArgs& common) {
 }  // namespace
 
 Runner AddDoctorCommand(CLI::App& app, const CommonArgs& common) {
-  CLI::App* d = app.add_subcommand("doctor", "Check the driver, NVML, devices, containers; say what to fix");
+  CLI::App* d =
+      app.add_subcommand("doctor", "Check the driver, NVML, devices, containers; say what to fix");
   return [d, &common]() -> int {
     if (!d->parsed()) return -1;
     return RunDoctor(common);

@@ -1,11 +1,11 @@
 // `gpuwatch query`: nvidia-smi's --query-gpu / --query-compute-apps language,
 // written exactly as nvidia-smi writes it so scripts work unchanged.
+#include <fmt/format.h>
+
 #include <csignal>
 #include <iostream>
 #include <memory>
 #include <thread>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/device_filter.h"
@@ -28,8 +28,9 @@ struct QueryArgs {
 volatile std::sig_atomic_t g_interrupted = 0;  // written by the signal handler only
 extern "C" void OnInterrupt(int) { g_interrupted = 1; }
 
-int Fail(const std::string& message, int code) {
-  std::cerr << message << "\n\n";
+// nvidia-smi follows a bad field with an empty line, a bad format without.
+int Fail(const std::string& message, int code, bool blank_line = true) {
+  std::cerr << message << (blank_line ? "\n\n" : "\n");
   return code;
 }
 
@@ -40,13 +41,16 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   }
   const bool apps = !args.app_fields.empty();
   if (apps == !args.gpu_fields.empty()) {
-    return Fail("gpuwatch query: give exactly one of --query-gpu=FIELDS or --query-compute-apps=FIELDS", kExitUsage);
+    return Fail(
+        "gpuwatch query: give exactly one of --query-gpu=FIELDS or --query-compute-apps=FIELDS",
+        kExitUsage);
   }
   auto format = smi::ParseFormat(args.format);
-  if (!format) return Fail(format.error().message(), kExitUsage);
+  if (!format) return Fail(format.error().message(), kExitUsage, false);
   auto columns = apps ? smi::ParseAppFields(args.app_fields) : smi::ParseGpuFields(args.gpu_fields);
   if (!columns) return Fail(columns.error().message(), kExitUsage);
-  if (args.loop_s < 0 || args.loop_ms < 0) return Fail("gpuwatch query: the loop interval must be positive", kExitUsage);
+  if (args.loop_s < 0 || args.loop_ms < 0)
+    return Fail("gpuwatch query: the loop interval must be positive", kExitUsage);
 
   auto source = OpenSource(common);
   if (!source) return Fail("gpuwatch: " + source.error().message(), kExitFailure);
@@ -63,7 +67,8 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   collect.processes = apps;
   collect.mig = false;
 
-  std::chrono::milliseconds period(args.loop_ms > 0 ? args.loop_ms : static_cast<long>(args.loop_s * 1000));
+  std::chrono::milliseconds period(args.loop_ms > 0 ? args.loop_ms
+                                                    : static_cast<long>(args.loop_s * 1000));
   if (period.count() > 0) {
     std::signal(SIGINT, OnInterrupt);
     std::signal(SIGTERM, OnInterrupt);
@@ -103,10 +108,13 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
 
 Runner AddQueryCommand(CLI::App& app, const CommonArgs& common) {
   auto args = std::make_shared<QueryArgs>();
-  CLI::App* q = app.add_subcommand("query", "nvidia-smi compatible queries (--query-gpu, --query-compute-apps)");
-  q->add_option("--query-gpu", args->gpu_fields, "Comma-separated GPU fields (see --help-query-gpu)");
+  CLI::App* q = app.add_subcommand(
+      "query", "nvidia-smi compatible queries (--query-gpu, --query-compute-apps)");
+  q->add_option("--query-gpu", args->gpu_fields,
+                "Comma-separated GPU fields (see --help-query-gpu)");
   q->add_option("--query-compute-apps", args->app_fields,
-                "Comma-separated compute-app fields: timestamp, gpu_name, gpu_bus_id, gpu_serial, gpu_uuid, pid, process_name, used_gpu_memory");
+                "Comma-separated compute-app fields: timestamp, gpu_name, gpu_bus_id, gpu_serial, "
+                "gpu_uuid, pid, process_name, used_gpu_memory");
   q->add_option("--format", args->format, "csv[,noheader][,nounits]");
   q->add_option("-i,--id", args->id, "GPUs: indices, UUIDs or PCI bus ids, comma-separated");
   q->add_option("-l,--loop", args->loop_s, "Repeat every SEC seconds until interrupted");
@@ -122,8 +130,10 @@ std::vector<std::string> NormalizeArgs(int argc, char** argv) {
   std::vector<std::string> out;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-lms") a = "--loop-ms";
-    else if (a.starts_with("-lms=")) a = "--loop-ms=" + a.substr(5);
+    if (a == "-lms")
+      a = "--loop-ms";
+    else if (a.starts_with("-lms="))
+      a = "--loop-ms=" + a.substr(5);
     out.push_back(std::move(a));
   }
   return out;

@@ -1,9 +1,9 @@
 // `gpuwatch` (no subcommand): what every GPU and every process holds now.
+#include <fmt/format.h>
+
 #include <cstdio>
 #include <iostream>
 #include <memory>
-
-#include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/device_filter.h"

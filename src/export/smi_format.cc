@@ -1,9 +1,9 @@
 #include "export/smi_format.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <ctime>
-
-#include <fmt/format.h>
 
 namespace gpuwatch::smi {
 namespace {
@@ -110,7 +110,8 @@ Result<std::vector<Column>> ParseList(std::string_view list, bool apps) {
     while (!name.empty() && name.back() == ' ') name.remove_suffix(1);
     Column c;
     bool found = false;
-    for (const auto& s : apps ? std::span<const Special>(kAppSpecials) : std::span<const Special>(kGpuSpecials)) {
+    for (const auto& s :
+         apps ? std::span<const Special>(kAppSpecials) : std::span<const Special>(kGpuSpecials)) {
       if (name == s.name || (!s.alias.empty() && name == s.alias)) {
         c.canonical = std::string(s.name);
         c.special = s.kind;
@@ -135,7 +136,8 @@ Result<std::vector<Column>> ParseList(std::string_view list, bool apps) {
       }
     }
     if (!found) {
-      return Status::InvalidArgument(fmt::format("Field \"{}\" is not a valid field to query.", name));
+      return Status::InvalidArgument(
+          fmt::format("Field \"{}\" is not a valid field to query.", name));
     }
     out.push_back(std::move(c));
     if (comma == std::string_view::npos) break;
@@ -157,7 +159,8 @@ std::string Header(const std::vector<Column>& columns, const CsvFormat&) {
 
 std::string Timestamp(std::chrono::system_clock::time_point t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
   std::tm tm{};
   localtime_r(&secs, &tm);
   char buf[32];
@@ -169,7 +172,8 @@ std::string FormatValue(FieldId id, const Reading& r, bool units) {
   const FieldInfo& info = Info(id);
   if (!r.ok()) {
     if (r.missing() == Missing::kNotSupported) return "[N/A]";
-    if (r.missing() == Missing::kNotYetSampled || r.missing() == Missing::kImplausible) return "[N/A]";
+    if (r.missing() == Missing::kNotYetSampled || r.missing() == Missing::kImplausible)
+      return "[N/A]";
     const std::string words = DriverWords(r);
     return words.empty() ? "[Unknown Error]" : "[" + words + "]";
   }
@@ -189,13 +193,17 @@ std::string FormatValue(FieldId id, const Reading& r, bool units) {
   }
   switch (info.unit) {
     case Unit::kBytes:
-      return WithUnit(fmt::format("{}", static_cast<long long>(std::floor(v / kMiB))), info.unit, units);
+      // nvidia-smi rounds to the nearest MiB (checked against it on an H200).
+      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v / kMiB))), info.unit,
+                      units);
     case Unit::kWatts:
       return WithUnit(fmt::format("{:.2f}", v), info.unit, units);
     case Unit::kHertz:
-      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v / 1e6))), info.unit, units);
+      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v / 1e6))), info.unit,
+                      units);
     case Unit::kRatio:
-      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v * 100))), info.unit, units);
+      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v * 100))), info.unit,
+                      units);
     default:
       if (std::floor(v) == v) return fmt::format("{}", static_cast<long long>(v));
       return fmt::format("{}", v);
@@ -217,6 +225,11 @@ std::string GpuRow(const std::vector<Column>& columns, const CsvFormat& format,
         break;
     }
     const FieldId id = *c.field;
+    if (id == FieldId::kDisplayMode) {
+      // nvidia-smi 580 no longer reports it, whatever NVML says.
+      cells.push_back("[Requested functionality has been deprecated]");
+      continue;
+    }
     const Reading& r = Info(id).scope == Scope::kHost ? snapshot.host[id] : device.fields[id];
     cells.push_back(FormatValue(id, r, format.units));
   }
@@ -247,7 +260,8 @@ std::string AppRow(const std::vector<Column>& columns, const CsvFormat& format,
       }
       case Column::Special::kUsedMemory:
         cells.push_back(FormatValue(FieldId::kProcessUsedMemoryBytes,
-                                    process.fields[FieldId::kProcessUsedMemoryBytes], format.units));
+                                    process.fields[FieldId::kProcessUsedMemoryBytes],
+                                    format.units));
         break;
       default:
         cells.push_back(FormatValue(*c.field, device.fields[*c.field], format.units));
@@ -261,10 +275,12 @@ std::string HelpQueryGpu() {
   std::string out =
       "List of valid properties to query for the switch \"--query-gpu\" (gpuwatch supports these;\n"
       "headers and values are written as nvidia-smi writes them):\n\n"
-      "\"timestamp\"\nThe timestamp of when the query was made in format \"YYYY/MM/DD HH:MM:SS.msec\".\n\n"
+      "\"timestamp\"\nThe timestamp of when the query was made in format \"YYYY/MM/DD "
+      "HH:MM:SS.msec\".\n\n"
       "\"count\"\nThe number of NVIDIA GPUs in the system.\n\n";
   for (const auto& row : Catalogue()) {
-    if (row.smi_name.empty() || row.scope == Scope::kProcess || row.id == FieldId::kDeviceCount) continue;
+    if (row.smi_name.empty() || row.scope == Scope::kProcess || row.id == FieldId::kDeviceCount)
+      continue;
     out += fmt::format("\"{}\"", row.smi_name);
     if (!row.smi_alias.empty()) out += fmt::format(" or \"{}\"", row.smi_alias);
     out += fmt::format("\n{}\n\n", row.help);

@@ -1,8 +1,10 @@
 #include "export/snapshot_json.h"
 
-#include <ctime>
-
 #include <fmt/format.h>
+
+#include <cmath>
+#include <cstdint>
+#include <ctime>
 
 namespace gpuwatch {
 namespace {
@@ -17,7 +19,12 @@ void PutFields(const FieldArray<S>& fields, json& values, json& unavailable) {
     const Reading& v = fields[id];
     const std::string key(Info(id).key);
     if (v.is_number()) {
-      values[key] = v.number();
+      const double x = v.number();
+      // Integral values print as integers (bytes, counts, indices).
+      if (std::floor(x) == x && std::fabs(x) < 9e15)
+        values[key] = static_cast<std::int64_t>(x);
+      else
+        values[key] = x;
     } else if (v.is_text()) {
       values[key] = v.text();
     } else {
@@ -45,7 +52,8 @@ std::string_view HealthName(DeviceHealth h) {
 
 std::string Iso8601(std::chrono::system_clock::time_point t) {
   const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
+  const auto ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
   std::tm tm{};
   gmtime_r(&secs, &tm);
   char buf[32];
@@ -83,22 +91,23 @@ json ProcessToJson(const ProcessSample& p) {
   json values = json::object(), unavailable = json::object();
   PutFields(p.fields, values, unavailable);
   const HostProcess& h = p.host;
-  json j = {{"pid", p.pid},
-            {"type", ProcessTypeName(p.type)},
-            {"gpu_instance_id", p.gpu_instance_id ? json(*p.gpu_instance_id) : json(nullptr)},
-            {"compute_instance_id", p.compute_instance_id ? json(*p.compute_instance_id) : json(nullptr)},
-            {"visibility", VisibilityName(h.visibility)},
-            {"name", h.name},
-            {"command", h.command},
-            {"user", h.user},
-            {"uid", h.uid ? json(*h.uid) : json(nullptr)},
-            {"start_time", h.start_time ? json(Iso8601(*h.start_time)) : json(nullptr)},
-            {"container_id", h.container_id},
-            {"container_runtime", h.container_runtime},
-            {"pod_uid", h.pod_uid},
-            {"slurm_job_id", h.slurm_job_id},
-            {"fields", std::move(values)},
-            {"unavailable", std::move(unavailable)}};
+  json j = {
+      {"pid", p.pid},
+      {"type", ProcessTypeName(p.type)},
+      {"gpu_instance_id", p.gpu_instance_id ? json(*p.gpu_instance_id) : json(nullptr)},
+      {"compute_instance_id", p.compute_instance_id ? json(*p.compute_instance_id) : json(nullptr)},
+      {"visibility", VisibilityName(h.visibility)},
+      {"name", h.name},
+      {"command", h.command},
+      {"user", h.user},
+      {"uid", h.uid ? json(*h.uid) : json(nullptr)},
+      {"start_time", h.start_time ? json(Iso8601(*h.start_time)) : json(nullptr)},
+      {"container_id", h.container_id},
+      {"container_runtime", h.container_runtime},
+      {"pod_uid", h.pod_uid},
+      {"slurm_job_id", h.slurm_job_id},
+      {"fields", std::move(values)},
+      {"unavailable", std::move(unavailable)}};
   return j;
 }
 
@@ -134,13 +143,14 @@ json SnapshotToJson(const Snapshot& s, const std::string& hostname) {
     dj["mig_devices"] = std::move(migs);
     devices.push_back(std::move(dj));
   }
-  return json{{"schema", kSnapshotSchema},
-              {"time", Iso8601(s.time)},
-              {"demo", s.demo},
-              {"source", s.source},
-              {"hostname", hostname},
-              {"host", {{"fields", std::move(host_values)}, {"unavailable", std::move(host_unavailable)}}},
-              {"devices", std::move(devices)}};
+  return json{
+      {"schema", kSnapshotSchema},
+      {"time", Iso8601(s.time)},
+      {"demo", s.demo},
+      {"source", s.source},
+      {"hostname", hostname},
+      {"host", {{"fields", std::move(host_values)}, {"unavailable", std::move(host_unavailable)}}},
+      {"devices", std::move(devices)}};
 }
 
 }  // namespace gpuwatch

@@ -1,8 +1,8 @@
 #include "export/status_text.h"
 
-#include <ctime>
-
 #include <fmt/format.h>
+
+#include <ctime>
 
 #include "export/snapshot_json.h"
 
@@ -42,7 +42,15 @@ std::string Bar(double ratio, int width) {
   return s;
 }
 
-std::string Cut(const std::string& s, int width) {
+// One line: control characters (newlines in `python -c` scripts) become
+// spaces, runs of spaces collapse, and the result is cut to `width`.
+std::string Cut(const std::string& raw, int width) {
+  std::string s;
+  for (char ch : raw) {
+    const bool space = static_cast<unsigned char>(ch) < 0x20 || ch == ' ';
+    if (space && (s.empty() || s.back() == ' ')) continue;
+    s += space ? ' ' : ch;
+  }
   if (static_cast<int>(s.size()) <= width) return s;
   return s.substr(0, static_cast<std::size_t>(width - 1)) + "…";
 }
@@ -102,7 +110,8 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
   const Reading& name = f[FieldId::kName];
   const Reading& bus = f[FieldId::kPciBusId];
   const Reading& pstate = f[FieldId::kPerformanceState];
-  out += paint(kBold, fmt::format("GPU {}  {:<28}", d.index, name.is_text() ? name.text() : Na(name)));
+  out +=
+      paint(kBold, fmt::format("GPU {}  {:<28}", d.index, name.is_text() ? name.text() : Na(name)));
   out += fmt::format("  {}", bus.is_text() ? bus.text() : "");
   if (pstate.is_number()) out += fmt::format("  P{:.0f}", pstate.number());
   out += "\n";
@@ -117,7 +126,8 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
   const Reading& limit = f[FieldId::kPowerLimitEnforcedWatts];
   const Reading& sm = f[FieldId::kClockSmHertz];
   const Reading& memclk = f[FieldId::kClockMemoryHertz];
-  const std::string temp_text = temp.is_number() ? fmt::format("{:.0f}°C", temp.number()) : Na(temp);
+  const std::string temp_text =
+      temp.is_number() ? fmt::format("{:.0f}°C", temp.number()) : Na(temp);
   const bool starved = util.is_number() && util.number() < 0.3 && !d.processes.empty();
   out += fmt::format(
       "  temp {}  util {}  power {} / {}  clocks sm {}  mem {}\n",
@@ -142,7 +152,8 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
   }
   const Reading& reasons = f[FieldId::kClockEventReasons];
   if (reasons.is_number()) {
-    const std::string why = DescribeClockEventReasons(static_cast<unsigned long long>(reasons.number()));
+    const std::string why =
+        DescribeClockEventReasons(static_cast<unsigned long long>(reasons.number()));
     if (!why.empty()) out += paint(kRed, fmt::format("  clocks held down: {}\n", why));
   }
   for (const auto& m : s.mig_devices) {
@@ -169,10 +180,14 @@ std::string HumanBytes(double bytes) {
 
 std::string DescribeClockEventReasons(unsigned long long mask) {
   static constexpr std::pair<unsigned long long, std::string_view> kBits[] = {
-      {0x2, "applications clocks setting"}, {0x4, "sw power cap"},
-      {0x8, "hw slowdown"},                 {0x10, "sync boost"},
-      {0x20, "sw thermal slowdown"},        {0x40, "hw thermal slowdown"},
-      {0x80, "hw power brake slowdown"},    {0x100, "display clock setting"}};
+      {0x2, "applications clocks setting"},
+      {0x4, "sw power cap"},
+      {0x8, "hw slowdown"},
+      {0x10, "sync boost"},
+      {0x20, "sw thermal slowdown"},
+      {0x40, "hw thermal slowdown"},
+      {0x80, "hw power brake slowdown"},
+      {0x100, "display clock setting"}};
   std::string out;
   for (const auto& [bit, text] : kBits) {
     if ((mask & bit) == 0) continue;

@@ -19,8 +19,7 @@ bool IsHex(std::string_view s) {
 bool IsContainerId(std::string_view s) { return s.size() == kContainerIdLength && IsHex(s); }
 
 bool IsDigits(std::string_view s) {
-  return !s.empty() &&
-         std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 std::vector<std::string_view> SplitPath(std::string_view path) {

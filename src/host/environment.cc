@@ -32,8 +32,7 @@ Environment DetectEnvironment(const EnvironmentProbe& probe) {
   bool docker_marker = Exists(probe.root_dir / ".dockerenv");
   bool kubernetes = !probe.kubernetes_service_host.empty() || !self.pod_uid.empty();
 
-  env.in_container =
-      podman_marker || docker_marker || kubernetes || !self.container_id.empty();
+  env.in_container = podman_marker || docker_marker || kubernetes || !self.container_id.empty();
   if (!self.container_runtime.empty()) {
     env.container_runtime = self.container_runtime;
   } else if (podman_marker) {

@@ -11,9 +11,9 @@ namespace gpuwatch::host {
 
 struct Environment {
   bool in_container = false;
-  std::string container_runtime;  // docker, podman, containerd, cri-o, kubernetes; "" unknown
-  bool own_pid_namespace = false; // in a child PID namespace: NVML's host PIDs are not ours
-  int pid_namespace_depth = 1;    // entries on NSpid (1 when the kernel has no NSpid line)
+  std::string container_runtime;   // docker, podman, containerd, cri-o, kubernetes; "" unknown
+  bool own_pid_namespace = false;  // in a child PID namespace: NVML's host PIDs are not ours
+  int pid_namespace_depth = 1;     // entries on NSpid (1 when the kernel has no NSpid line)
   friend bool operator==(const Environment&, const Environment&) = default;
 };
 

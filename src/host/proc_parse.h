@@ -16,17 +16,17 @@ namespace gpuwatch::host {
 struct StatInfo {
   std::string comm;  // may hold spaces and ')'
   char state = '?';
-  std::uint64_t utime_ticks = 0;       // field 14
-  std::uint64_t stime_ticks = 0;       // field 15
-  std::uint64_t start_ticks = 0;       // field 22: since boot
+  std::uint64_t utime_ticks = 0;  // field 14
+  std::uint64_t stime_ticks = 0;  // field 15
+  std::uint64_t start_ticks = 0;  // field 22: since boot
 };
 // comm is parsed between the first '(' and the LAST ')'.
 std::optional<StatInfo> ParseStat(std::string_view text);
 
 struct StatusInfo {
-  std::optional<std::uint32_t> uid;      // real uid (first of the Uid line)
-  std::optional<std::uint64_t> rss_kb;   // VmRSS; absent for zombies, kernel threads
-  std::vector<std::uint32_t> nspid;      // NSpid: outermost namespace first
+  std::optional<std::uint32_t> uid;     // real uid (first of the Uid line)
+  std::optional<std::uint64_t> rss_kb;  // VmRSS; absent for zombies, kernel threads
+  std::vector<std::uint32_t> nspid;     // NSpid: outermost namespace first
 };
 StatusInfo ParseStatus(std::string_view text);
 

@@ -71,7 +71,7 @@ void MarkUnreadable(ProcessSample& p, const Status& why) {
 
 Reading AbsentFrom(const Status& why, std::string_view what) {
   Missing m = why.code() == Status::Code::kPermissionDenied ? Missing::kNoPermission
-                                                             : Missing::kNotSupported;
+                                                            : Missing::kNotSupported;
   return Reading::Absent(m, std::string(what) + ": " + why.message());
 }
 
@@ -135,8 +135,8 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
   if (!stat_text) return MarkUnreadable(p, stat_text.error());
   std::optional<StatInfo> stat = ParseStat(*stat_text);
   if (!stat) {
-    return MarkUnreadable(p, Status::Internal("cannot parse /proc/" + std::to_string(p.pid) +
-                                              "/stat"));
+    return MarkUnreadable(
+        p, Status::Internal("cannot parse /proc/" + std::to_string(p.pid) + "/stat"));
   }
 
   // Every later read goes through the same handle: if the process exits
@@ -159,8 +159,8 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
   h.command = CommandLine(cmdline ? std::string_view(*cmdline) : std::string_view(), stat->comm);
   h.start_ticks = stat->start_ticks;
   if (std::optional<std::int64_t> boot = BootTime()) {
-    auto since_boot = std::chrono::duration<double>(static_cast<double>(stat->start_ticks) /
-                                                    ticks_per_second_);
+    auto since_boot =
+        std::chrono::duration<double>(static_cast<double>(stat->start_ticks) / ticks_per_second_);
     h.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(*boot)) +
                    std::chrono::duration_cast<std::chrono::system_clock::duration>(since_boot);
   }
@@ -170,10 +170,10 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
     h.uid = info.uid;
     if (info.uid) h.user = users_.Name(*info.uid);
     p.fields[FieldId::kProcessRssBytes] =
-        info.rss_kb ? Reading::Number(static_cast<double>(*info.rss_kb) * 1024.0)
-                    : Reading::Absent(Missing::kNotSupported,
-                                      "no VmRSS in /proc/" + std::to_string(p.pid) +
-                                          "/status (zombie or kernel thread)");
+        info.rss_kb
+            ? Reading::Number(static_cast<double>(*info.rss_kb) * 1024.0)
+            : Reading::Absent(Missing::kNotSupported, "no VmRSS in /proc/" + std::to_string(p.pid) +
+                                                          "/status (zombie or kernel thread)");
   } else {
     p.fields[FieldId::kProcessRssBytes] = AbsentFrom(status_text.error(), "status");
   }
@@ -194,9 +194,9 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
       cpu_.Update(key, stat->utime_ticks + stat->stime_ticks, now, since_start);
   p.fields[FieldId::kProcessCpuRatio] =
       ratio ? Reading::Number(*ratio)
-            : Reading::Absent(Missing::kNotSupported,
-                              "no CPU average yet: " + (options_.proc_dir / "uptime").string() +
-                                  " unreadable");
+            : Reading::Absent(
+                  Missing::kNotSupported,
+                  "no CPU average yet: " + (options_.proc_dir / "uptime").string() + " unreadable");
 }
 
 }  // namespace gpuwatch::host

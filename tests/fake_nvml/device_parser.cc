@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <string>
 
+#include "backends/nvml/nvml_api.h"
 #include "model_defaults.h"
 #include "yaml_reader.h"
 

@@ -30,7 +30,7 @@ std::uint64_t HashString(const char* text, std::uint64_t seed) {
 double Noise(std::uint64_t seed, double t) {
   const auto tick = static_cast<std::int64_t>(std::llround(t * 10.0));
   const std::uint64_t h = Mix(seed ^ Mix(static_cast<std::uint64_t>(tick)));
-  return static_cast<double>(h >> 11) / static_cast<double>(1ull << 52) * 2.0 - 1.0;
+  return static_cast<double>(h >> 11) / static_cast<double>(1ull << 53) * 2.0 - 1.0;
 }
 
 Series Series::Constant(double value) {

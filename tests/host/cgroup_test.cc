@@ -20,8 +20,8 @@ TEST(ParseCgroup, DockerSystemdScopeOnCgroupV2) {
 }
 
 TEST(ParseCgroup, DockerCgroupfsOnV1FindsTheControllerLineAmongOthers) {
-  CgroupIdentity id = ParseCgroup(
-      "13:misc:/\n12:memory:/docker/" + kId + "\n11:cpu,cpuacct:/docker/" + kId + "\n0::/\n");
+  CgroupIdentity id = ParseCgroup("13:misc:/\n12:memory:/docker/" + kId +
+                                  "\n11:cpu,cpuacct:/docker/" + kId + "\n0::/\n");
   EXPECT_EQ(id.container_id, kId);
   EXPECT_EQ(id.container_runtime, "docker");
 }
@@ -38,25 +38,26 @@ TEST(ParseCgroup, KubepodsSystemdContainerdTurnsUnderscoresIntoDashes) {
   for (char& c : underscored) {
     if (c == '-') c = '_';
   }
-  CgroupIdentity id = ParseCgroup(
-      "0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" + underscored +
-      ".slice/cri-containerd-" + kId + ".scope\n");
+  CgroupIdentity id =
+      ParseCgroup("0::/kubepods.slice/kubepods-burstable.slice/kubepods-burstable-pod" +
+                  underscored + ".slice/cri-containerd-" + kId + ".scope\n");
   EXPECT_EQ(id.pod_uid, kPod);
   EXPECT_EQ(id.container_id, kId);
   EXPECT_EQ(id.container_runtime, "containerd");
 }
 
 TEST(ParseCgroup, GuaranteedQosPodSliceHasNoQosClassInItsName) {
-  CgroupIdentity id = ParseCgroup("0::/kubepods.slice/kubepods-pod" + kPod + ".slice/crio-" +
-                                  kId + ".scope");
+  CgroupIdentity id =
+      ParseCgroup("0::/kubepods.slice/kubepods-pod" + kPod + ".slice/crio-" + kId + ".scope");
   EXPECT_EQ(id.pod_uid, kPod);
   EXPECT_EQ(id.container_runtime, "cri-o");
 }
 
 TEST(ParseCgroup, CrioScopeIsCriO) {
-  CgroupIdentity id = ParseCgroup("0::/kubepods.slice/kubepods-besteffort.slice/"
-                                  "kubepods-besteffort-pod" + kPod + ".slice/crio-" + kId +
-                                  ".scope\n");
+  CgroupIdentity id = ParseCgroup(
+      "0::/kubepods.slice/kubepods-besteffort.slice/"
+      "kubepods-besteffort-pod" +
+      kPod + ".slice/crio-" + kId + ".scope\n");
   EXPECT_EQ(id.container_id, kId);
   EXPECT_EQ(id.container_runtime, "cri-o");
   EXPECT_EQ(id.pod_uid, kPod);
@@ -87,9 +88,9 @@ TEST(ParseCgroup, RootlessPodmanUnderUserSlice) {
 }
 
 TEST(ParseCgroup, SlurmV1JobFromUidJobStepTask) {
-  CgroupIdentity id =
-      ParseCgroup("7:devices:/slurm/uid_1000/job_88123/step_0/task_0\n"
-                  "4:memory:/slurm/uid_1000/job_88123/step_0/task_0\n");
+  CgroupIdentity id = ParseCgroup(
+      "7:devices:/slurm/uid_1000/job_88123/step_0/task_0\n"
+      "4:memory:/slurm/uid_1000/job_88123/step_0/task_0\n");
   EXPECT_EQ(id.slurm_job_id, "88123");
   EXPECT_EQ(id.container_id, "");
 }
@@ -107,10 +108,16 @@ TEST(ParseCgroup, JobComponentOutsideSlurmIsNotAJob) {
 
 TEST(ParseCgroup, InnermostContainerWinsWhenPodsRunInsideADockerNode) {
   // kind: a Kubernetes node that is itself a docker container.
-  CgroupIdentity id = ParseCgroup("0::/docker/" + kId2 + "/kubepods/besteffort/pod" + kPod +
-                                  "/" + kId + "\n");
+  CgroupIdentity id =
+      ParseCgroup("0::/docker/" + kId2 + "/kubepods/besteffort/pod" + kPod + "/" + kId + "\n");
   EXPECT_EQ(id.container_id, kId);
   EXPECT_EQ(id.pod_uid, kPod);
+}
+
+TEST(ParseCgroup, PathRelativeToAPrivateCgroupNamespaceStillNamesTheContainer) {
+  CgroupIdentity id = ParseCgroup("0::/../../system.slice/docker-" + kId + ".scope\n");
+  EXPECT_EQ(id.container_id, kId);
+  EXPECT_EQ(id.container_runtime, "docker");
 }
 
 TEST(ParseCgroup, HostProcessHasNoIdentity) {

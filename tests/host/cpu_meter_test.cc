@@ -32,8 +32,7 @@ TEST(CpuMeter, SameProcessTwiceInOneSampleKeepsItsRatio) {
   CpuMeter m(100);
   (void)m.Update({1, 10}, 5000, kT0, 100.0);
   EXPECT_DOUBLE_EQ(*m.Update({1, 10}, 5300, kT0 + seconds(2), std::nullopt), 1.5);
-  EXPECT_DOUBLE_EQ(*m.Update({1, 10}, 5300, kT0 + seconds(2) + milliseconds(1), std::nullopt),
-                   1.5);
+  EXPECT_DOUBLE_EQ(*m.Update({1, 10}, 5300, kT0 + seconds(2) + milliseconds(1), std::nullopt), 1.5);
 }
 
 TEST(CpuMeter, ReusedPidIsANewProcess) {

@@ -11,7 +11,8 @@ namespace gpuwatch::host::testing {
 
 namespace fs = std::filesystem;
 
-FakeProcTree::FakeProcTree() : now(std::chrono::steady_clock::time_point{} + std::chrono::hours(1)) {
+FakeProcTree::FakeProcTree()
+    : now(std::chrono::steady_clock::time_point{} + std::chrono::hours(1)) {
   std::string templ = (fs::temp_directory_path() / "gpuwatch-host-XXXXXX").string();
   if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
   root_ = templ;
@@ -55,8 +56,8 @@ void FakeProcTree::Add(const FakeProcess& p) {
                      " 123456789 2048 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 "
                      "0 0 0 0 0 0 0 0 0\n";
   Write("proc/" + pid + "/stat", stat);
-  std::string status = "Name:\t" + p.comm + "\nState:\t" + p.state + " (sleeping)\nPid:\t" + pid +
-                       "\n";
+  std::string status =
+      "Name:\t" + p.comm + "\nState:\t" + p.state + " (sleeping)\nPid:\t" + pid + "\n";
   if (p.uid) {
     std::string u = std::to_string(*p.uid);
     status += "Uid:\t" + u + "\t" + u + "\t" + u + "\t" + u + "\n";

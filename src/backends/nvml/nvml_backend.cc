@@ -20,7 +20,8 @@ bool Wants(const FieldMask& which, const Probe& probe) {
 }
 
 nvmlReturn_t HandleByIndex(const Api& api, unsigned i, nvmlDevice_t* handle) {
-  if (api.nvmlDeviceGetHandleByIndex_v2 != nullptr) return api.nvmlDeviceGetHandleByIndex_v2(i, handle);
+  if (api.nvmlDeviceGetHandleByIndex_v2 != nullptr)
+    return api.nvmlDeviceGetHandleByIndex_v2(i, handle);
   if (api.nvmlDeviceGetHandleByIndex != nullptr) return api.nvmlDeviceGetHandleByIndex(i, handle);
   return NVML_ERROR_FUNCTION_NOT_FOUND;
 }
@@ -33,8 +34,8 @@ Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Open(const NvmlOptions& option
   const Api& api = (*lib)->api();
   auto init = api.nvmlInit_v2 != nullptr ? api.nvmlInit_v2 : api.nvmlInit;
   if (init == nullptr) {
-    return Status::NotFound(fmt::format("{} is not an NVML library: it has no nvmlInit_v2 or nvmlInit",
-                                        (*lib)->path()));
+    return Status::NotFound(fmt::format(
+        "{} is not an NVML library: it has no nvmlInit_v2 or nvmlInit", (*lib)->path()));
   }
   const nvmlReturn_t rc = init();
   if (rc != NVML_SUCCESS) {
@@ -43,7 +44,8 @@ Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Open(const NvmlOptions& option
   std::unique_ptr<NvmlBackend> backend(new NvmlBackend(std::move(*lib), options));
 
   unsigned count = 0;
-  auto get_count = api.nvmlDeviceGetCount_v2 != nullptr ? api.nvmlDeviceGetCount_v2 : api.nvmlDeviceGetCount;
+  auto get_count =
+      api.nvmlDeviceGetCount_v2 != nullptr ? api.nvmlDeviceGetCount_v2 : api.nvmlDeviceGetCount;
   const nvmlReturn_t crc = get_count != nullptr ? get_count(&count) : NVML_ERROR_FUNCTION_NOT_FOUND;
   if (crc != NVML_SUCCESS) return InitError(*backend->lib_, "nvmlDeviceGetCount_v2", crc);
   backend->devices_.resize(count);
@@ -82,12 +84,14 @@ HostFields NvmlBackend::ReadHost() {
   };
   text(api.nvmlSystemGetDriverVersion, "nvmlSystemGetDriverVersion", FieldId::kDriverVersion);
   text(api.nvmlSystemGetNVMLVersion, "nvmlSystemGetNVMLVersion", FieldId::kNvmlVersion);
-  auto cuda = api.nvmlSystemGetCudaDriverVersion_v2 != nullptr ? api.nvmlSystemGetCudaDriverVersion_v2
-                                                                : api.nvmlSystemGetCudaDriverVersion;
+  auto cuda = api.nvmlSystemGetCudaDriverVersion_v2 != nullptr
+                  ? api.nvmlSystemGetCudaDriverVersion_v2
+                  : api.nvmlSystemGetCudaDriverVersion;
   int version = 0;
   const nvmlReturn_t rc = cuda != nullptr ? cuda(&version) : NVML_ERROR_FUNCTION_NOT_FOUND;
   if (rc == NVML_SUCCESS) {
-    h[FieldId::kCudaDriverVersion] = Reading::Text(fmt::format("{}.{}", version / 1000, version % 1000 / 10));
+    h[FieldId::kCudaDriverVersion] =
+        Reading::Text(fmt::format("{}.{}", version / 1000, version % 1000 / 10));
   } else if (rc == NVML_ERROR_FUNCTION_NOT_FOUND) {
     h[FieldId::kCudaDriverVersion] = MissingSymbol("nvmlSystemGetCudaDriverVersion_v2");
   } else {
@@ -182,10 +186,12 @@ void NvmlBackend::ReadProcesses(DeviceState& state, DeviceSample& out) {
   const nvmlReturn_t rc = ReadProcessList(*lib_, state.handle, state.process_capacity, list);
   if (rc == NVML_ERROR_GPU_IS_LOST) {
     state.lost = true;
-    MarkLost(out, fmt::format("nvmlDeviceGetComputeRunningProcesses_v3: {}", lib_->ErrorString(rc)));
+    MarkLost(out,
+             fmt::format("nvmlDeviceGetComputeRunningProcesses_v3: {}", lib_->ErrorString(rc)));
     return;
   }
-  ReadProcessUtilization(*lib_, state.handle, state.util_last_seen_us, options_.process_util_window, list);
+  ReadProcessUtilization(*lib_, state.handle, state.util_last_seen_us, options_.process_util_window,
+                         list);
   for (auto& p : list) RejectImplausible(p.fields);
   out.processes = std::move(list);
 }
@@ -209,7 +215,8 @@ std::vector<DeviceSample> NvmlBackend::ReadMigDevices(int index, const FieldMask
   if (api.nvmlDeviceGetMaxMigDeviceCount(parent.handle, &max_count) != NVML_SUCCESS) return out;
   for (unsigned m = 0; m < max_count; ++m) {
     nvmlDevice_t handle = nullptr;
-    if (api.nvmlDeviceGetMigDeviceHandleByIndex(parent.handle, m, &handle) != NVML_SUCCESS) continue;
+    if (api.nvmlDeviceGetMigDeviceHandleByIndex(parent.handle, m, &handle) != NVML_SUCCESS)
+      continue;
     DeviceState& state = mig_states_[{index, static_cast<int>(m)}];
     state.handle = handle;
     state.lost = false;
@@ -218,7 +225,8 @@ std::vector<DeviceSample> NvmlBackend::ReadMigDevices(int index, const FieldMask
     mig.mig_index = static_cast<int>(m);
     mig.fields[FieldId::kIndex] = Reading::Number(index);
     unsigned id = 0;
-    if (api.nvmlDeviceGetGpuInstanceId != nullptr && api.nvmlDeviceGetGpuInstanceId(handle, &id) == NVML_SUCCESS)
+    if (api.nvmlDeviceGetGpuInstanceId != nullptr &&
+        api.nvmlDeviceGetGpuInstanceId(handle, &id) == NVML_SUCCESS)
       mig.gpu_instance_id = id;
     if (api.nvmlDeviceGetComputeInstanceId != nullptr &&
         api.nvmlDeviceGetComputeInstanceId(handle, &id) == NVML_SUCCESS)

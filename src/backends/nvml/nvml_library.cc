@@ -1,11 +1,10 @@
 #include "backends/nvml/nvml_library.h"
 
 #include <dlfcn.h>
+#include <fmt/format.h>
 #include <link.h>
 
 #include <climits>
-
-#include <fmt/format.h>
 
 namespace gpuwatch::nvml {
 
@@ -44,8 +43,8 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string& path) 
     std::unique_ptr<NvmlLibrary> lib(new NvmlLibrary());
     lib->handle_ = handle;
     lib->path_ = LoadedPath(handle, candidate);
-#define GPUWATCH_NVML_RESOLVE(name, ret, params)                                  \
-  lib->api_.name = reinterpret_cast<ret(*) params>(dlsym(handle, #name));         \
+#define GPUWATCH_NVML_RESOLVE(name, ret, params)                          \
+  lib->api_.name = reinterpret_cast<ret(*) params>(dlsym(handle, #name)); \
   if (lib->api_.name == nullptr) lib->missing_.emplace_back(#name);
     GPUWATCH_NVML_SYMBOLS(GPUWATCH_NVML_RESOLVE)
 #undef GPUWATCH_NVML_RESOLVE

@@ -83,8 +83,7 @@ nvmlReturn_t ReadMemory(ProbeContext& c) {
   Num(c, F::kMemoryTotalBytes, total);
   Num(c, F::kMemoryUsedBytes, used);
   Num(c, F::kMemoryFreeBytes, static_cast<double>(m.free));
-  c.out[F::kMemoryReservedBytes] =
-      MissingSymbol("nvmlDeviceGetMemoryInfo_v2");
+  c.out[F::kMemoryReservedBytes] = MissingSymbol("nvmlDeviceGetMemoryInfo_v2");
   if (total > 0) Num(c, F::kMemoryUsedRatio, used / total);
   return NVML_SUCCESS;
 }
@@ -109,13 +108,27 @@ nvmlReturn_t ReadFieldValues(ProbeContext& c) {
     }
     double x = 0;
     switch (v[i].valueType) {
-      case NVML_VALUE_TYPE_DOUBLE: x = v[i].value.dVal; break;
-      case NVML_VALUE_TYPE_UNSIGNED_INT: x = v[i].value.uiVal; break;
-      case NVML_VALUE_TYPE_UNSIGNED_LONG: x = static_cast<double>(v[i].value.ulVal); break;
-      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG: x = static_cast<double>(v[i].value.ullVal); break;
-      case NVML_VALUE_TYPE_SIGNED_LONG_LONG: x = static_cast<double>(v[i].value.sllVal); break;
-      case NVML_VALUE_TYPE_SIGNED_INT: x = v[i].value.siVal; break;
-      default: x = v[i].value.uiVal; break;
+      case NVML_VALUE_TYPE_DOUBLE:
+        x = v[i].value.dVal;
+        break;
+      case NVML_VALUE_TYPE_UNSIGNED_INT:
+        x = v[i].value.uiVal;
+        break;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        x = static_cast<double>(v[i].value.ulVal);
+        break;
+      case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        x = static_cast<double>(v[i].value.ullVal);
+        break;
+      case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        x = static_cast<double>(v[i].value.sllVal);
+        break;
+      case NVML_VALUE_TYPE_SIGNED_INT:
+        x = v[i].value.siVal;
+        break;
+      default:
+        x = v[i].value.uiVal;
+        break;
     }
     Num(c, ids[i], x * scale[i]);
   }
@@ -126,12 +139,15 @@ nvmlReturn_t ReadIdentity(ProbeContext& c) {
   const Api& api = c.lib.api();
   // Name is the one identity fact every driver has; the rest are best effort
   // and marked individually.
-  const nvmlReturn_t rc = ReadText(c, api.nvmlDeviceGetName, F::kName, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
+  const nvmlReturn_t rc =
+      ReadText(c, api.nvmlDeviceGetName, F::kName, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
   if (rc != NVML_SUCCESS) return rc;
   auto text = [&](auto fn, std::string_view call, FieldId id, unsigned len) {
     const nvmlReturn_t r = ReadText(c, fn, id, len);
-    if (r == kNoSymbol) c.out[id] = MissingSymbol(call);
-    else if (r != NVML_SUCCESS) c.out[id] = AbsentFor(c.lib, call, r);
+    if (r == kNoSymbol)
+      c.out[id] = MissingSymbol(call);
+    else if (r != NVML_SUCCESS)
+      c.out[id] = AbsentFor(c.lib, call, r);
     return r;
   };
   if (text(api.nvmlDeviceGetUUID, "nvmlDeviceGetUUID", F::kUuid, NVML_DEVICE_UUID_V2_BUFFER_SIZE) ==
@@ -141,19 +157,25 @@ nvmlReturn_t ReadIdentity(ProbeContext& c) {
   text(api.nvmlDeviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion", F::kVbiosVersion,
        NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE);
   auto pci = api.nvmlDeviceGetPciInfo_v3 != nullptr ? api.nvmlDeviceGetPciInfo_v3
-                                                   : api.nvmlDeviceGetPciInfo_v2;
+                                                    : api.nvmlDeviceGetPciInfo_v2;
   nvmlPciInfo_t p{};
   const nvmlReturn_t prc = pci != nullptr ? pci(c.device, &p) : kNoSymbol;
-  if (prc == NVML_SUCCESS) c.out[F::kPciBusId] = Reading::Text(p.busId);
-  else if (prc == kNoSymbol) c.out[F::kPciBusId] = MissingSymbol("nvmlDeviceGetPciInfo_v3");
-  else c.out[F::kPciBusId] = AbsentFor(c.lib, "nvmlDeviceGetPciInfo_v3", prc);
+  if (prc == NVML_SUCCESS)
+    c.out[F::kPciBusId] = Reading::Text(p.busId);
+  else if (prc == kNoSymbol)
+    c.out[F::kPciBusId] = MissingSymbol("nvmlDeviceGetPciInfo_v3");
+  else
+    c.out[F::kPciBusId] = AbsentFor(c.lib, "nvmlDeviceGetPciInfo_v3", prc);
   int major = 0, minor = 0;
   const nvmlReturn_t crc = api.nvmlDeviceGetCudaComputeCapability != nullptr
                                ? api.nvmlDeviceGetCudaComputeCapability(c.device, &major, &minor)
                                : kNoSymbol;
-  if (crc == NVML_SUCCESS) c.out[F::kComputeCapability] = Reading::Text(fmt::format("{}.{}", major, minor));
-  else if (crc == kNoSymbol) c.out[F::kComputeCapability] = MissingSymbol("nvmlDeviceGetCudaComputeCapability");
-  else c.out[F::kComputeCapability] = AbsentFor(c.lib, "nvmlDeviceGetCudaComputeCapability", crc);
+  if (crc == NVML_SUCCESS)
+    c.out[F::kComputeCapability] = Reading::Text(fmt::format("{}.{}", major, minor));
+  else if (crc == kNoSymbol)
+    c.out[F::kComputeCapability] = MissingSymbol("nvmlDeviceGetCudaComputeCapability");
+  else
+    c.out[F::kComputeCapability] = AbsentFor(c.lib, "nvmlDeviceGetCudaComputeCapability", crc);
   return NVML_SUCCESS;
 }
 

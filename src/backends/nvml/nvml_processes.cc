@@ -49,7 +49,8 @@ nvmlReturn_t ReadOneKind(const NvmlLibrary& lib, nvmlDevice_t device, bool graph
   if (auto fn = v3 != nullptr ? v3 : v2; fn != nullptr) {
     std::vector<nvmlProcessInfo_t> entries;
     const nvmlReturn_t rc = CallList(fn, device, capacity, entries);
-    for (const auto& e : entries) out.push_back({e.pid, e.usedGpuMemory, e.gpuInstanceId, e.computeInstanceId});
+    for (const auto& e : entries)
+      out.push_back({e.pid, e.usedGpuMemory, e.gpuInstanceId, e.computeInstanceId});
     return rc;
   }
   if (v1 != nullptr) {
@@ -129,7 +130,8 @@ void ReadProcessUtilization(const NvmlLibrary& lib, nvmlDevice_t device,
   }
   if (rc == NVML_ERROR_NOT_FOUND || (rc == NVML_SUCCESS && count == 0)) {
     // No sample newer than the last one: nothing ran since, or too soon.
-    mark_all(Reading::Absent(Missing::kNotYetSampled, "nvmlDeviceGetProcessUtilization: no new sample"));
+    mark_all(
+        Reading::Absent(Missing::kNotYetSampled, "nvmlDeviceGetProcessUtilization: no new sample"));
     return;
   }
   if (rc != NVML_SUCCESS) {
@@ -138,10 +140,10 @@ void ReadProcessUtilization(const NvmlLibrary& lib, nvmlDevice_t device,
   }
   samples.resize(std::min<std::size_t>(count, samples.size()));
 
-  const auto now_us = static_cast<unsigned long long>(
-      std::chrono::duration_cast<std::chrono::microseconds>(
-          std::chrono::system_clock::now().time_since_epoch())
-          .count());
+  const auto now_us =
+      static_cast<unsigned long long>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
   const unsigned long long oldest =
       now_us - static_cast<unsigned long long>(window.count()) * 1'000'000ull;
   // Mean of each pid's fresh samples.

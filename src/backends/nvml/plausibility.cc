@@ -37,9 +37,10 @@ void RejectImplausible(DeviceFields& f) {
   for (FieldId id : {F::kPowerDrawWatts, F::kPowerDrawInstantWatts, F::kPowerDrawAverageWatts}) {
     RejectAbove(f, id, power_ceiling, "power draw (W)");
   }
-  const std::pair<FieldId, FieldId> clocks[] = {{F::kClockSmHertz, F::kClockSmMaxHertz},
-                                                {F::kClockMemoryHertz, F::kClockMemoryMaxHertz},
-                                                {F::kClockGraphicsHertz, F::kClockGraphicsMaxHertz}};
+  const std::pair<FieldId, FieldId> clocks[] = {
+      {F::kClockSmHertz, F::kClockSmMaxHertz},
+      {F::kClockMemoryHertz, F::kClockMemoryMaxHertz},
+      {F::kClockGraphicsHertz, F::kClockGraphicsMaxHertz}};
   for (const auto& [now, max] : clocks) {
     if (f[max].is_number()) RejectAbove(f, now, 1.5 * f[max].number(), "clock (Hz)");
   }

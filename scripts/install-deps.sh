@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs what gpuwatch needs to build and test on Debian 12 (run as root).
+# Skips apt entirely when everything is already there.
+set -euo pipefail
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config clang clang-format python3
+  libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev
+)
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "gpuwatch: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

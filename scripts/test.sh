@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Every test: installs what it needs, then builds and runs
+#   1. the whole suite with GCC (unit, fake-NVML backend, CLI golden tests),
+#   2. the unit tests again under ASan+UBSan,
+#   3. a clang build with warnings as errors, and a clang-format check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+JOBS=${JOBS:-$(nproc)}
+failed=0
+
+step() { echo; echo "=== $*"; }
+
+step "GCC build, warnings as errors"
+cmake -S . -B build/gcc -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUWATCH_WERROR=ON >/dev/null
+cmake --build build/gcc -j "$JOBS"
+step "GCC tests"
+(cd build/gcc && ctest --output-on-failure -j "$JOBS") || failed=1
+
+step "ASan+UBSan build and tests"
+cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUWATCH_SANITIZE=ON >/dev/null
+cmake --build build/asan -j "$JOBS"
+(cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+   ctest --output-on-failure -j "$JOBS") || failed=1
+
+step "clang build, warnings as errors"
+CXX=clang++ CC=clang cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DGPUWATCH_WERROR=ON -DGPUWATCH_BUILD_TESTS=ON >/dev/null
+cmake --build build/clang -j "$JOBS" || failed=1
+
+step "clang-format"
+bad=$(git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)
+if [ "$bad" != "0" ]; then
+  git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep 'error:' | head -20
+  echo "clang-format: $bad place(s) to reformat (run: git ls-files '*.h' '*.cc' | xargs clang-format -i)"
+  failed=1
+fi
+
+echo
+if [ "$failed" -ne 0 ]; then
+  echo "gpuwatch tests: FAILED"
+  exit 1
+fi
+echo "gpuwatch tests: all passed"
