@@ -82,7 +82,9 @@ int main(int argc, char** argv) {
   LOAD(nvmlDeviceGetClockInfo) LOAD(nvmlDeviceGetPerformanceState) LOAD(nvmlDeviceGetCurrentClocksEventReasons)
   LOAD(nvmlDeviceGetFanSpeed) LOAD(nvmlDeviceGetBAR1MemoryInfo) LOAD(nvmlDeviceGetComputeRunningProcesses_v3)
   LOAD(nvmlDeviceGetGraphicsRunningProcesses_v3) LOAD(nvmlDeviceGetProcessUtilization)
+  double ti = now_us();
   if (nvmlInit_v2() != 0) { fprintf(stderr, "nvmlInit_v2 failed\n"); return 1; }
+  printf("nvmlInit_v2 ms=%.2f\n", (now_us() - ti) / 1e3);
   dev_t_ d;
   if (nvmlDeviceGetHandleByIndex_v2(0, &d) != 0) { fprintf(stderr, "no device 0\n"); return 1; }
   int good = sample(d, 0, 1);

@@ -39,7 +39,9 @@ std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
   return out;
 }
 
-double ProcessMemoryBytes(const ProcessSpec& p, double t) { return p.memory_bytes.Evaluate(Age(p, t)); }
+double ProcessMemoryBytes(const ProcessSpec& p, double t) {
+  return p.memory_bytes.Evaluate(Age(p, t));
+}
 double ProcessSmUtil(const ProcessSpec& p, double t) { return p.sm_util.Evaluate(Age(p, t)); }
 
 double MemoryUsedBytes(const DeviceSpec& d, double t, const MigInstanceSpec* mig) {
@@ -119,8 +121,7 @@ std::uint64_t ClockEventReasons(const DeviceSpec& d, double t) {
   return UtilizationGpu(d, t) > 0 ? 0 : 0x1;  // GPU idle
 }
 
-double EnergyMj(const DeviceSpec& d, const ScenarioTime& now, double period_t,
-                EnergyCache& cache) {
+double EnergyMj(const DeviceSpec& d, const ScenarioTime& now, double period_t, EnergyCache& cache) {
   if (d.energy_mj) return d.energy_mj->Evaluate(now.t);
   const auto grid = static_cast<std::int64_t>(std::floor(now.t));
   if (grid < cache.grid_s) cache = EnergyCache{0, 0, cache.period_mj};

@@ -40,13 +40,12 @@ std::uint64_t ClockEventReasons(const DeviceSpec& d, double t);
 struct EnergyCache {
   std::int64_t grid_s = 0;  // integral is known up to this whole second
   double mj_at_grid = 0;
-  double period_mj = -1;    // one whole wall-clock period, computed once
+  double period_mj = -1;  // one whole wall-clock period, computed once
 };
 
 // Total energy in mJ: the `energy` series if given, else integrated power.
 // Monotonic across wall-clock periods (adds `cycle` whole periods).
-double EnergyMj(const DeviceSpec& d, const ScenarioTime& now, double period_t,
-                EnergyCache& cache);
+double EnergyMj(const DeviceSpec& d, const ScenarioTime& now, double period_t, EnergyCache& cache);
 
 // Rounds and clamps a series value into an unsigned NVML field.
 unsigned ToUnsigned(double value);

@@ -72,7 +72,8 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
   MapReader r(node, where);
   ProcessSpec p;
   auto pid = r.Number("pid");
-  if (!pid || *pid <= 0) throw ScenarioError(node.Mark(), "a positive 'pid' is required in " + where);
+  if (!pid || *pid <= 0)
+    throw ScenarioError(node.Mark(), "a positive 'pid' is required in " + where);
   p.pid = static_cast<unsigned>(*pid);
   const std::string named = "process " + std::to_string(p.pid) + " (" + where + ")";
   if (device != nullptr) {
@@ -86,8 +87,7 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
     } else if (*type == "graphics" || *type == "G") {
       p.type = ProcessType::kGraphics;
     } else {
-      throw ScenarioError(r.Get("type").Mark(),
-                          "type must be compute or graphics in " + named);
+      throw ScenarioError(r.Get("type").Mark(), "type must be compute or graphics in " + named);
     }
   }
   p.start_s = r.Number("start", DurationSeconds, "a duration").value_or(0);
@@ -124,7 +124,8 @@ DeviceSpec ParseDevice(const YAML::Node& node, unsigned index) {
                           "compute_capability must look like 9.0 in " + where);
     }
   }
-  s.memory_total_bytes = d.Number("memory_total", SizeBytes, "a size").value_or(s.memory_total_bytes);
+  s.memory_total_bytes =
+      d.Number("memory_total", SizeBytes, "a size").value_or(s.memory_total_bytes);
   s.bar1_total_bytes = d.Number("bar1_total", SizeBytes, "a size").value_or(s.bar1_total_bytes);
   s.memory_overhead_bytes =
       d.Number("memory_overhead", SizeBytes, "a size").value_or(s.memory_overhead_bytes);
@@ -219,7 +220,8 @@ DeviceSpec ParseDevice(const YAML::Node& node, unsigned index) {
     r.Finish();
   }
   if (YAML::Node procs = d.Get("processes"); procs.IsDefined() && !procs.IsNull()) {
-    if (!procs.IsSequence()) throw ScenarioError(procs.Mark(), "processes must be a list in " + where);
+    if (!procs.IsSequence())
+      throw ScenarioError(procs.Mark(), "processes must be a list in " + where);
     for (std::size_t i = 0; i < procs.size(); ++i) {
       s.processes.push_back(
           ParseProcess(procs[i], "process " + std::to_string(i) + " of " + where, nullptr));

@@ -18,8 +18,7 @@ ScenarioTime ScenarioClock::Now() const {
   }
   if (mode_ == ClockMode::kWall) {
     const double unix_s =
-        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
+        std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
     now.cycle = static_cast<std::int64_t>(std::floor(unix_s / period_s_));
     now.t = (unix_s - static_cast<double>(now.cycle) * period_s_) * time_scale_;
   } else {
@@ -31,7 +30,13 @@ ScenarioTime ScenarioClock::Now() const {
 
 std::uint64_t ScenarioClock::TimestampUs(const ScenarioTime& now) const {
   if (now.frozen) {
-    return kFrozenBaseUnixS * 1000000ull + static_cast<std::uint64_t>(std::llround(now.t * 1e6));
+    // Frozen time still stamps samples near the real clock (taken once per
+    // process), so readers that reject stale samples keep them.
+    static const std::uint64_t base_us = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::system_clock::now().time_since_epoch())
+            .count());
+    return base_us + static_cast<std::uint64_t>(std::llround(now.t * 1e6));
   }
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
                                         std::chrono::system_clock::now().time_since_epoch())

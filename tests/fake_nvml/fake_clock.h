@@ -2,7 +2,8 @@
 // first nvmlInit in the process, `clock: wall` is unix time modulo the period
 // (so separate one-shot commands see values move), both times time_scale.
 // GPUWATCH_FAKE_TIME=<seconds> freezes t, and then timestamps come from a
-// fixed base so output is deterministic. A value type: copy it freely.
+// base taken once per process (near the real clock) plus t, so values are
+// deterministic and samples are not stale. A value type: copy it freely.
 #pragma once
 
 #include <chrono>
@@ -13,8 +14,8 @@
 namespace gpuwatch::fake_nvml {
 
 struct ScenarioTime {
-  double t = 0;             // scenario seconds, in [0, period * scale) for wall clocks
-  std::int64_t cycle = 0;   // completed periods (wall clock), for monotonic counters
+  double t = 0;            // scenario seconds, in [0, period * scale) for wall clocks
+  std::int64_t cycle = 0;  // completed periods (wall clock), for monotonic counters
   bool frozen = false;
 };
 
@@ -31,8 +32,6 @@ class ScenarioClock {
   // CPU timestamp in microseconds since the epoch for a sample taken at `now`.
   std::uint64_t TimestampUs(const ScenarioTime& now) const;
 
-  // Unix time of the fixed base used while time is frozen (2026-01-01T00:00:00Z).
-  static constexpr std::uint64_t kFrozenBaseUnixS = 1767225600;
 
  private:
   ClockMode mode_ = ClockMode::kInit;

@@ -378,8 +378,7 @@ TEST_F(FakeNvml, NotSupportedAndErrorFaultsReplaceTheAnswer) {
   EXPECT_EQ(NVML(nvmlDeviceGetFanSpeed)(device, &value), NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(NVML(nvmlDeviceGetTemperature)(device, NVML_TEMPERATURE_GPU, &value),
             NVML_ERROR_NOT_SUPPORTED);
-  EXPECT_EQ(NVML(nvmlDeviceGetClockInfo)(device, NVML_CLOCK_SM, &value),
-            NVML_ERROR_NOT_SUPPORTED);
+  EXPECT_EQ(NVML(nvmlDeviceGetClockInfo)(device, NVML_CLOCK_SM, &value), NVML_ERROR_NOT_SUPPORTED);
   EXPECT_EQ(NVML(nvmlDeviceGetPowerUsage)(device, &value), NVML_ERROR_NO_PERMISSION);
   EXPECT_EQ(Utilization(device), 10u);
 }
@@ -496,7 +495,8 @@ TEST_F(FakeNvml, HangBlocksOnlyTheHangingCall) {
 devices: [{power_draw: 300}, {power_draw: 310}]
 faults:
   - {hang: {call: nvmlDeviceGetPowerUsage, ms: 600}, device: 0, from: 5}
-)"), 6);
+)"),
+        6);
   nvmlDevice_t hanging = Device(0), healthy = Device(1);
   const auto start = std::chrono::steady_clock::now();
   std::thread blocked([hanging] {
@@ -522,14 +522,14 @@ TEST_F(FakeNvml, HangScenarioAnswersBeforeItsWindow) {
 TEST_F(FakeNvml, OldVariantHidesVersionedSymbolsButKeepsFallbacks) {
   void* old = dlopen(kOldLibrary, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(old, nullptr) << dlerror();
-  for (const char* hidden : {"nvmlInit_v2", "nvmlDeviceGetHandleByIndex_v2",
-                             "nvmlDeviceGetComputeRunningProcesses_v3",
-                             "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetFieldValues"}) {
+  for (const char* hidden :
+       {"nvmlInit_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
+        "nvmlDeviceGetProcessUtilization", "nvmlDeviceGetFieldValues"}) {
     EXPECT_EQ(dlsym(old, hidden), nullptr) << hidden;
   }
-  for (const char* fallback : {"nvmlInit", "nvmlDeviceGetHandleByIndex",
-                               "nvmlDeviceGetComputeRunningProcesses",
-                               "nvmlDeviceGetCurrentClocksThrottleReasons"}) {
+  for (const char* fallback :
+       {"nvmlInit", "nvmlDeviceGetHandleByIndex", "nvmlDeviceGetComputeRunningProcesses",
+        "nvmlDeviceGetCurrentClocksThrottleReasons"}) {
     EXPECT_NE(dlsym(old, fallback), nullptr) << fallback;
   }
   dlclose(old);

@@ -35,8 +35,8 @@ nvmlReturn_t FakeNvml::Init() {
   if (loaded.scenario->init_error != NVML_SUCCESS) return loaded.scenario->init_error;
   if (!first_init_) first_init_ = std::chrono::steady_clock::now();
   scenario_ = std::move(loaded.scenario);
-  clock_ = ScenarioClock(scenario_->clock, scenario_->period_s, scenario_->time_scale,
-                         *first_init_);
+  clock_ =
+      ScenarioClock(scenario_->clock, scenario_->period_s, scenario_->time_scale, *first_init_);
   runtime_.assign(scenario_->devices.size(), DeviceRuntime{});
   refcount_ = 1;
   return NVML_SUCCESS;
@@ -62,7 +62,8 @@ bool FakeNvml::Resolve(nvmlDevice_t handle, unsigned* device, int* mig) const {
     if (h.get() != handle) continue;
     if (h->device >= scenario_->devices.size()) return false;
     const DeviceSpec& d = scenario_->devices[h->device];
-    if (h->mig >= 0 && (!d.mig_enabled || static_cast<unsigned>(h->mig) >= d.mig_instances.size())) {
+    if (h->mig >= 0 &&
+        (!d.mig_enabled || static_cast<unsigned>(h->mig) >= d.mig_instances.size())) {
       return false;
     }
     *device = h->device;

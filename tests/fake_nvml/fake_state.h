@@ -41,9 +41,9 @@ struct CallContext {
   const Scenario& scenario;
   ScenarioClock clock;
   ScenarioTime now;
-  const DeviceSpec* device = nullptr;     // DeviceCall only
+  const DeviceSpec* device = nullptr;  // DeviceCall only
   unsigned device_index = 0;
-  const MigInstanceSpec* mig = nullptr;   // set for MIG device handles
+  const MigInstanceSpec* mig = nullptr;  // set for MIG device handles
   DeviceRuntime* runtime = nullptr;
   class FakeNvml* owner = nullptr;
 };
@@ -84,12 +84,12 @@ class FakeNvml {
                       ScenarioClock* clock);
 
   std::mutex mu_;
-  int refcount_ = 0;                          // guarded by mu_
-  std::optional<Scenario> scenario_;          // guarded by mu_; set while refcount_ > 0
-  std::vector<DeviceRuntime> runtime_;        // guarded by mu_
+  int refcount_ = 0;                                     // guarded by mu_
+  std::optional<Scenario> scenario_;                     // guarded by mu_; set while refcount_ > 0
+  std::vector<DeviceRuntime> runtime_;                   // guarded by mu_
   std::vector<std::unique_ptr<nvmlDevice_st>> handles_;  // guarded by mu_; never shrinks
   std::optional<std::chrono::steady_clock::time_point> first_init_;  // guarded by mu_
-  ScenarioClock clock_;                       // guarded by mu_
+  ScenarioClock clock_;                                              // guarded by mu_
 };
 
 template <typename Body>

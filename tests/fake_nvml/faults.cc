@@ -56,8 +56,7 @@ FaultDecision CheckFaults(const Scenario& scenario, std::string_view call,
 unsigned RaceExtra(const Scenario& scenario, unsigned device, double t) {
   unsigned extra = 0;
   for (const FaultSpec& f : scenario.faults) {
-    if (f.kind == FaultKind::kProcessListRace && AppliesToDevice(f, device) &&
-        FaultActive(f, t)) {
+    if (f.kind == FaultKind::kProcessListRace && AppliesToDevice(f, device) && FaultActive(f, t)) {
       extra += f.extra;
     }
   }

@@ -36,17 +36,23 @@ unsigned MilliWatts(double w) { return ToUnsigned(w * 1000.0); }
 extern "C" {
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char* name, unsigned int length) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetName", device, [&](const CallContext& c) {
-    std::string text = c.device->name;
-    if (c.mig != nullptr) text += " MIG " + c.mig->profile;
-    return CopyString(text, name, length);
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetName", device,
+      [&](const CallContext& c) {
+        std::string text = c.device->name;
+        if (c.mig != nullptr) text += " MIG " + c.mig->profile;
+        return CopyString(text, name, length);
+      },
+      MigHandles::kAccepted);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char* uuid, unsigned int length) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetUUID", device, [&](const CallContext& c) {
-    return CopyString(c.mig != nullptr ? c.mig->uuid : c.device->uuid, uuid, length);
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetUUID", device,
+      [&](const CallContext& c) {
+        return CopyString(c.mig != nullptr ? c.mig->uuid : c.device->uuid, uuid, length);
+      },
+      MigHandles::kAccepted);
 }
 
 nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int length) {
@@ -56,29 +62,31 @@ nvmlReturn_t nvmlDeviceGetSerial(nvmlDevice_t device, char* serial, unsigned int
 }
 
 nvmlReturn_t nvmlDeviceGetVbiosVersion(nvmlDevice_t device, char* version, unsigned int length) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetVbiosVersion", device,
-                                         [&](const CallContext& c) {
-                                           return CopyString(c.device->vbios, version, length);
-                                         });
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetVbiosVersion", device,
+      [&](const CallContext& c) { return CopyString(c.device->vbios, version, length); });
 }
 
 static nvmlReturn_t PciInfo(const char* call, nvmlDevice_t device, nvmlPciInfo_t* pci) {
-  return FakeNvml::Instance().DeviceCall(call, device, [&](const CallContext& c) {
-    if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    const DeviceSpec& d = *c.device;
-    std::memset(pci, 0, sizeof *pci);
-    unsigned domain = 0, bus = 0, dev = 0, function = 0;
-    std::sscanf(d.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &function);
-    pci->domain = domain;
-    pci->bus = bus;
-    pci->device = dev;
-    pci->pciDeviceId = d.pci_device_id;
-    pci->pciSubSystemId = d.pci_subsystem_id;
-    std::snprintf(pci->busId, sizeof pci->busId, "%s", d.pci_bus_id.c_str());
-    std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X", domain & 0xFFFF,
-                  bus & 0xFF, dev & 0xFF, function & 0xF);
-    return NVML_SUCCESS;
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      call, device,
+      [&](const CallContext& c) {
+        if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        const DeviceSpec& d = *c.device;
+        std::memset(pci, 0, sizeof *pci);
+        unsigned domain = 0, bus = 0, dev = 0, function = 0;
+        std::sscanf(d.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &function);
+        pci->domain = domain;
+        pci->bus = bus;
+        pci->device = dev;
+        pci->pciDeviceId = d.pci_device_id;
+        pci->pciSubSystemId = d.pci_subsystem_id;
+        std::snprintf(pci->busId, sizeof pci->busId, "%s", d.pci_bus_id.c_str());
+        std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X",
+                      domain & 0xFFFF, bus & 0xFF, dev & 0xFF, function & 0xF);
+        return NVML_SUCCESS;
+      },
+      MigHandles::kAccepted);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
@@ -89,26 +97,28 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t* pci) {
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetCudaComputeCapability", device,
-                                         [&](const CallContext& c) {
-    if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *major = c.device->cc_major;
-    *minor = c.device->cc_minor;
-    return NVML_SUCCESS;
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetCudaComputeCapability", device,
+      [&](const CallContext& c) {
+        if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        *major = c.device->cc_major;
+        *minor = c.device->cc_minor;
+        return NVML_SUCCESS;
+      },
+      MigHandles::kAccepted);
 }
 
 nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t* bar1) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetBAR1MemoryInfo", device,
-                                         [&](const CallContext& c) {
-    if (bar1 == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    const double total = c.device->bar1_total_bytes;
-    const double used = std::min(total, c.device->bar1_used.Evaluate(c.now.t));
-    bar1->bar1Total = ToULL(total);
-    bar1->bar1Used = ToULL(used);
-    bar1->bar1Free = ToULL(total - used);
-    return NVML_SUCCESS;
-  });
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetBAR1MemoryInfo", device, [&](const CallContext& c) {
+        if (bar1 == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        const double total = c.device->bar1_total_bytes;
+        const double used = std::min(total, c.device->bar1_used.Evaluate(c.now.t));
+        bar1->bar1Total = ToULL(total);
+        bar1->bar1Used = ToULL(used);
+        bar1->bar1Free = ToULL(total - used);
+        return NVML_SUCCESS;
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimit(nvmlDevice_t device, unsigned int* limit) {
@@ -127,31 +137,41 @@ nvmlReturn_t nvmlDeviceGetEnforcedPowerLimit(nvmlDevice_t device, unsigned int* 
 }
 
 nvmlReturn_t nvmlDeviceGetPowerManagementLimitConstraints(nvmlDevice_t device,
-                                                         unsigned int* min_limit,
-                                                         unsigned int* max_limit) {
+                                                          unsigned int* min_limit,
+                                                          unsigned int* max_limit) {
   return FakeNvml::Instance().DeviceCall("nvmlDeviceGetPowerManagementLimitConstraints", device,
                                          [&](const CallContext& c) {
-    if (min_limit == nullptr || max_limit == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *min_limit = MilliWatts(c.device->power_min_w);
-    *max_limit = MilliWatts(c.device->power_max_w);
-    return NVML_SUCCESS;
-  });
+                                           if (min_limit == nullptr || max_limit == nullptr)
+                                             return NVML_ERROR_INVALID_ARGUMENT;
+                                           *min_limit = MilliWatts(c.device->power_min_w);
+                                           *max_limit = MilliWatts(c.device->power_max_w);
+                                           return NVML_SUCCESS;
+                                         });
 }
 
 nvmlReturn_t nvmlDeviceGetMaxClockInfo(nvmlDevice_t device, int type, unsigned int* clock) {
   return FakeNvml::Instance().DeviceCall("nvmlDeviceGetMaxClockInfo", device,
                                          [&](const CallContext& c) {
-    if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    const DeviceSpec& d = *c.device;
-    switch (type) {
-      case NVML_CLOCK_GRAPHICS: *clock = d.max_graphics_mhz; break;
-      case NVML_CLOCK_SM: *clock = d.max_sm_mhz; break;
-      case NVML_CLOCK_MEM: *clock = d.max_mem_mhz; break;
-      case NVML_CLOCK_VIDEO: *clock = d.max_video_mhz; break;
-      default: return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    return NVML_SUCCESS;
-  });
+                                           if (clock == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+                                           const DeviceSpec& d = *c.device;
+                                           switch (type) {
+                                             case NVML_CLOCK_GRAPHICS:
+                                               *clock = d.max_graphics_mhz;
+                                               break;
+                                             case NVML_CLOCK_SM:
+                                               *clock = d.max_sm_mhz;
+                                               break;
+                                             case NVML_CLOCK_MEM:
+                                               *clock = d.max_mem_mhz;
+                                               break;
+                                             case NVML_CLOCK_VIDEO:
+                                               *clock = d.max_video_mhz;
+                                               break;
+                                             default:
+                                               return NVML_ERROR_INVALID_ARGUMENT;
+                                           }
+                                           return NVML_SUCCESS;
+                                         });
 }
 
 static nvmlReturn_t EnableState(const char* call, nvmlDevice_t device, int* mode,
@@ -173,22 +193,22 @@ nvmlReturn_t nvmlDeviceGetDisplayActive(nvmlDevice_t device, int* active) {
 
 // Absent from the scenario: deprecated, as driver 580 answers on an H200.
 nvmlReturn_t nvmlDeviceGetDisplayMode(nvmlDevice_t device, int* mode) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetDisplayMode", device,
-                                         [&](const CallContext& c) {
-    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    if (!c.device->display_mode) return gpuwatch::fake_nvml::kNvmlErrorDeprecated;
-    *mode = *c.device->display_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
-    return NVML_SUCCESS;
-  });
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetDisplayMode", device, [&](const CallContext& c) {
+        if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        if (!c.device->display_mode) return gpuwatch::fake_nvml::kNvmlErrorDeprecated;
+        *mode = *c.device->display_mode ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+        return NVML_SUCCESS;
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetComputeMode(nvmlDevice_t device, int* mode) {
   return FakeNvml::Instance().DeviceCall("nvmlDeviceGetComputeMode", device,
                                          [&](const CallContext& c) {
-    if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    *mode = c.device->compute_mode;
-    return NVML_SUCCESS;
-  });
+                                           if (mode == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+                                           *mode = c.device->compute_mode;
+                                           return NVML_SUCCESS;
+                                         });
 }
 
 nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, int* current, int* pending) {

@@ -55,8 +55,8 @@ std::optional<nvmlReturn_t> ErrorCodeFromName(std::string_view name) {
   for (const ErrorEntry& e : kErrors) {
     if (e.name == name) return e.code;
   }
-  if (auto number = ParseNumber(name); number && *number >= 0 && *number <= 999 &&
-                                       *number == static_cast<int>(*number)) {
+  if (auto number = ParseNumber(name);
+      number && *number >= 0 && *number <= 999 && *number == static_cast<int>(*number)) {
     return static_cast<nvmlReturn_t>(*number);
   }
   return std::nullopt;

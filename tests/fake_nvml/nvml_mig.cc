@@ -27,44 +27,49 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int* current,
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int* count) {
   return FakeNvml::Instance().DeviceCall("nvmlDeviceGetMaxMigDeviceCount", device,
                                          [&](const CallContext& c) {
-    if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    if (!c.device->traits.mig_capable) return NVML_ERROR_NOT_SUPPORTED;
-    *count = c.device->mig_enabled ? kMaxMigDevices : 0;
-    return NVML_SUCCESS;
-  });
+                                           if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+                                           if (!c.device->traits.mig_capable)
+                                             return NVML_ERROR_NOT_SUPPORTED;
+                                           *count = c.device->mig_enabled ? kMaxMigDevices : 0;
+                                           return NVML_SUCCESS;
+                                         });
 }
 
 // NOT_FOUND for an index below 7 with no instance behind it.
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t* mig_device) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetMigDeviceHandleByIndex", device,
-                                         [&](const CallContext& c) {
-    if (mig_device == nullptr || index >= kMaxMigDevices) return NVML_ERROR_INVALID_ARGUMENT;
-    if (!c.device->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
-    if (index >= c.device->mig_instances.size()) return NVML_ERROR_NOT_FOUND;
-    *mig_device = c.owner->HandleLocked(c.device_index, static_cast<int>(index));
-    return NVML_SUCCESS;
-  });
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetMigDeviceHandleByIndex", device, [&](const CallContext& c) {
+        if (mig_device == nullptr || index >= kMaxMigDevices) return NVML_ERROR_INVALID_ARGUMENT;
+        if (!c.device->mig_enabled) return NVML_ERROR_NOT_SUPPORTED;
+        if (index >= c.device->mig_instances.size()) return NVML_ERROR_NOT_FOUND;
+        *mig_device = c.owner->HandleLocked(c.device_index, static_cast<int>(index));
+        return NVML_SUCCESS;
+      });
 }
 
 nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int* id) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetGpuInstanceId", device,
-                                         [&](const CallContext& c) {
-    if (id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    if (c.mig == nullptr) return NVML_ERROR_NOT_SUPPORTED;
-    *id = c.mig->gi;
-    return NVML_SUCCESS;
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetGpuInstanceId", device,
+      [&](const CallContext& c) {
+        if (id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        if (c.mig == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+        *id = c.mig->gi;
+        return NVML_SUCCESS;
+      },
+      MigHandles::kAccepted);
 }
 
 nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int* id) {
-  return FakeNvml::Instance().DeviceCall("nvmlDeviceGetComputeInstanceId", device,
-                                         [&](const CallContext& c) {
-    if (id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-    if (c.mig == nullptr) return NVML_ERROR_NOT_SUPPORTED;
-    *id = c.mig->ci;
-    return NVML_SUCCESS;
-  }, MigHandles::kAccepted);
+  return FakeNvml::Instance().DeviceCall(
+      "nvmlDeviceGetComputeInstanceId", device,
+      [&](const CallContext& c) {
+        if (id == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+        if (c.mig == nullptr) return NVML_ERROR_NOT_SUPPORTED;
+        *id = c.mig->ci;
+        return NVML_SUCCESS;
+      },
+      MigHandles::kAccepted);
 }
 
 }  // extern "C"

@@ -16,9 +16,7 @@ nvmlReturn_t nvmlInit_v2(void) { return FakeNvml::Instance().Init(); }
 nvmlReturn_t nvmlInit(void) { return FakeNvml::Instance().Init(); }
 nvmlReturn_t nvmlShutdown(void) { return FakeNvml::Instance().Shutdown(); }
 
-const char* nvmlErrorString(nvmlReturn_t result) {
-  return gpuwatch::fake_nvml::ErrorText(result);
-}
+const char* nvmlErrorString(nvmlReturn_t result) { return gpuwatch::fake_nvml::ErrorText(result); }
 
 nvmlReturn_t nvmlSystemGetDriverVersion(char* version, unsigned int length) {
   return FakeNvml::Instance().SystemCall("nvmlSystemGetDriverVersion", [&](const CallContext& c) {
@@ -64,13 +62,16 @@ nvmlReturn_t nvmlDeviceGetCount(unsigned int* count) {
 
 // Succeeds on a lost GPU, as the real driver does; calls on the handle fail.
 static nvmlReturn_t HandleByIndex(const char* call, unsigned int index, nvmlDevice_t* device) {
-  return FakeNvml::Instance().SystemCall(call, [&](const CallContext& c) {
-    if (device == nullptr || index >= c.scenario.devices.size()) {
-      return NVML_ERROR_INVALID_ARGUMENT;
-    }
-    *device = c.owner->HandleLocked(index, -1);
-    return NVML_SUCCESS;
-  }, index);
+  return FakeNvml::Instance().SystemCall(
+      call,
+      [&](const CallContext& c) {
+        if (device == nullptr || index >= c.scenario.devices.size()) {
+          return NVML_ERROR_INVALID_ARGUMENT;
+        }
+        *device = c.owner->HandleLocked(index, -1);
+        return NVML_SUCCESS;
+      },
+      index);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t* device) {

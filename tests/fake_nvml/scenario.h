@@ -19,13 +19,13 @@ enum class ProcessType { kCompute, kGraphics };
 struct ProcessSpec {
   unsigned pid = 0;
   ProcessType type = ProcessType::kCompute;
-  double start_s = 0;                 // listed while start <= t < end
+  double start_s = 0;  // listed while start <= t < end
   std::optional<double> end_s;
-  Series memory_bytes;                // evaluated at the process age t - start
-  bool memory_unavailable = false;    // usedGpuMemory = NVML_VALUE_NOT_AVAILABLE
+  Series memory_bytes;                           // evaluated at the process age t - start
+  bool memory_unavailable = false;               // usedGpuMemory = NVML_VALUE_NOT_AVAILABLE
   Series sm_util, mem_util, enc_util, dec_util;  // percent, at the process age
-  bool util_stale = false;            // utilization sample stamped far in the past
-  std::optional<unsigned> gi, ci;     // MIG instance, when MIG is on
+  bool util_stale = false;                       // utilization sample stamped far in the past
+  std::optional<unsigned> gi, ci;                // MIG instance, when MIG is on
 };
 
 struct MigInstanceSpec {
@@ -33,7 +33,7 @@ struct MigInstanceSpec {
   unsigned ci = 0;
   std::string profile;  // "3g.40gb"
   double memory_total_bytes = 0;
-  std::string uuid;     // "MIG-..."
+  std::string uuid;  // "MIG-..."
 };
 
 struct EccCounters {
@@ -81,22 +81,22 @@ struct DeviceSpec {
   std::uint64_t supported_clock_event_reasons = 0x1FF;
 
   // Dynamic series. Absent means a default derived at evaluation time.
-  std::optional<Series> memory_used;        // default: processes + overhead
+  std::optional<Series> memory_used;  // default: processes + overhead
   Series memory_reserved;
   Series bar1_used;
-  std::optional<Series> utilization_gpu;    // default: sum of process sm_util, <= 100
-  std::optional<Series> utilization_memory; // default: 40 % of utilization_gpu
+  std::optional<Series> utilization_gpu;     // default: sum of process sm_util, <= 100
+  std::optional<Series> utilization_memory;  // default: 40 % of utilization_gpu
   Series utilization_encoder, utilization_decoder;
-  std::optional<Series> temperature_gpu;    // default: idle + 0.45 C per % util
-  std::optional<Series> temperature_memory; // absent with has_memory_temperature false: N/A
+  std::optional<Series> temperature_gpu;     // default: idle + 0.45 C per % util
+  std::optional<Series> temperature_memory;  // absent with has_memory_temperature false: N/A
   bool has_memory_temperature = true;
-  std::optional<Series> power_draw;         // default: idle + util share of the limit
+  std::optional<Series> power_draw;                    // default: idle + util share of the limit
   std::optional<Series> power_instant, power_average;  // default: power_draw
-  std::optional<Series> energy_mj;          // default: integral of power_draw
+  std::optional<Series> energy_mj;                     // default: integral of power_draw
   std::optional<Series> clock_sm, clock_mem, clock_graphics, clock_video;  // default: by load
-  std::optional<Series> pstate;             // default: P0 busy, traits.idle_pstate idle
+  std::optional<Series> pstate;               // default: P0 busy, traits.idle_pstate idle
   std::optional<Series> clock_event_reasons;  // default: 0x1 (GPU idle) when idle, else 0
-  std::optional<Series> fan;                // absent: NOT_SUPPORTED
+  std::optional<Series> fan;                  // absent: NOT_SUPPORTED
   Series pcie_tx_kbps, pcie_rx_kbps;
   EccCounters ecc;
   RemappedRows remapped_rows;

@@ -60,7 +60,8 @@ FaultSpec ParseFault(const YAML::Node& node, std::size_t index, const Scenario& 
   }
   if (YAML::Node ns = r.Get("not_supported"); ns.IsDefined()) {
     f.kind = FaultKind::kNotSupported;
-    if (!ns.IsSequence()) throw ScenarioError(ns.Mark(), "not_supported must be a list in " + where);
+    if (!ns.IsSequence())
+      throw ScenarioError(ns.Mark(), "not_supported must be a list in " + where);
     for (const auto& call : ns) f.calls.push_back(CallName(call, where));
     ++kinds;
   }
@@ -69,11 +70,13 @@ FaultSpec ParseFault(const YAML::Node& node, std::size_t index, const Scenario& 
     MapReader c(r.Get(key), std::string(key) + " of " + where);
     f.kind = kind;
     YAML::Node call = c.Get("call");
-    if (!call.IsDefined()) throw ScenarioError(c.node().Mark(), "'call' is required in " + c.where());
+    if (!call.IsDefined())
+      throw ScenarioError(c.node().Mark(), "'call' is required in " + c.where());
     f.calls.push_back(CallName(call, c.where()));
     if (kind == FaultKind::kError) {
       YAML::Node code = c.Get("code");
-      if (!code.IsDefined()) throw ScenarioError(c.node().Mark(), "'code' is required in " + c.where());
+      if (!code.IsDefined())
+        throw ScenarioError(c.node().Mark(), "'code' is required in " + c.where());
       f.code = ErrorCode(code, c.where());
     } else {
       f.ms = c.Number("ms").value_or(kind == FaultKind::kHang ? 3600.0 * 1000 : 100);
@@ -92,8 +95,9 @@ FaultSpec ParseFault(const YAML::Node& node, std::size_t index, const Scenario& 
     ++kinds;
   }
   if (kinds != 1) {
-    throw ScenarioError(node.Mark(), where + " needs exactly one of lost, not_supported, error, "
-                                             "slow, hang, process_list_race");
+    throw ScenarioError(node.Mark(), where +
+                                         " needs exactly one of lost, not_supported, error, "
+                                         "slow, hang, process_list_race");
   }
   r.Finish();
   return f;
@@ -147,8 +151,8 @@ Scenario ParseRoot(const YAML::Node& root, const std::string& name) {
       std::optional<unsigned> device;
       ProcessSpec p = ParseProcess(procs[i], "process " + std::to_string(i), &device);
       if (*device >= s.devices.size()) {
-        throw ScenarioError(procs[i].Mark(), "process " + std::to_string(p.pid) +
-                                                 " is on device " + std::to_string(*device) +
+        throw ScenarioError(procs[i].Mark(), "process " + std::to_string(p.pid) + " is on device " +
+                                                 std::to_string(*device) +
                                                  ", which does not exist");
       }
       s.devices[*device].processes.push_back(std::move(p));

@@ -50,8 +50,7 @@ double Series::Evaluate(double t) const {
     value += s.low + (s.high - s.low) * Fraction((t + s.phase_s) / s.period_s);
   }
   for (const Sine& s : sines_) {
-    value += s.mean +
-             s.amplitude * std::sin(2.0 * std::numbers::pi * (t + s.phase_s) / s.period_s);
+    value += s.mean + s.amplitude * std::sin(2.0 * std::numbers::pi * (t + s.phase_s) / s.period_s);
   }
   if (!steps_.empty()) {
     double step_value = steps_.front().second;

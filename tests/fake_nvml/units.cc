@@ -19,9 +19,9 @@ std::string_view Trim(std::string_view s) {
 std::optional<std::pair<double, std::string_view>> SplitNumberUnit(std::string_view text) {
   text = Trim(text);
   size_t end = 0;
-  while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||
-                               text[end] == '.' || text[end] == '-' || text[end] == '+' ||
-                               text[end] == 'e' || text[end] == 'E')) {
+  while (end < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == '.' ||
+          text[end] == '-' || text[end] == '+' || text[end] == 'e' || text[end] == 'E')) {
     // An 'e' only counts as an exponent when a digit follows (so "5e" is not eaten).
     if ((text[end] == 'e' || text[end] == 'E') &&
         (end + 1 >= text.size() || !std::isdigit(static_cast<unsigned char>(text[end + 1])))) {
@@ -63,9 +63,16 @@ std::optional<double> ParseSizeBytes(std::string_view text) {
     double factor;
   };
   static constexpr Unit kUnits[] = {
-      {"", 1},          {"B", 1},           {"KiB", 1024.0},    {"MiB", 1048576.0},
-      {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3}, {"MB", 1e6},
-      {"GB", 1e9},      {"TB", 1e12},
+      {"", 1},
+      {"B", 1},
+      {"KiB", 1024.0},
+      {"MiB", 1048576.0},
+      {"GiB", 1073741824.0},
+      {"TiB", 1099511627776.0},
+      {"KB", 1e3},
+      {"MB", 1e6},
+      {"GB", 1e9},
+      {"TB", 1e12},
   };
   for (const Unit& u : kUnits) {
     if (unit == u.name) return number * u.factor;

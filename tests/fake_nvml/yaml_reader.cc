@@ -26,8 +26,7 @@ double ReadScalar(const YAML::Node& node, const std::string& where, const Scalar
   const std::string text = ScalarText(node, where, what);
   auto value = parse(text);
   if (!value) {
-    throw ScenarioError(node.Mark(),
-                        "'" + text + "' is not " + std::string(what) + " in " + where);
+    throw ScenarioError(node.Mark(), "'" + text + "' is not " + std::string(what) + " in " + where);
   }
   return *value;
 }
@@ -113,8 +112,8 @@ Series ReadSeries(const YAML::Node& node, const std::string& where, std::uint64_
     auto per_min = r.Number("per_min", parse, "a valid value");
     auto per_h = r.Number("per_h", parse, "a valid value");
     if (int(per_s.has_value()) + int(per_min.has_value()) + int(per_h.has_value()) != 1) {
-      throw ScenarioError(r.node().Mark(), "ramp of " + where +
-                                               " needs exactly one of per_s, per_min, per_h");
+      throw ScenarioError(r.node().Mark(),
+                          "ramp of " + where + " needs exactly one of per_s, per_min, per_h");
     }
     ramp.per_s = per_s ? *per_s : per_min ? *per_min / 60.0 : *per_h / 3600.0;
     ramp.max = r.Number("max", parse, "a valid value");
@@ -171,8 +170,7 @@ Series ReadSeries(const YAML::Node& node, const std::string& where, std::uint64_
   }
   map.Finish();
   if (!any_shape) {
-    throw ScenarioError(node.Mark(), where +
-                                         " needs one of constant, ramp, sawtooth, sine, steps");
+    throw ScenarioError(node.Mark(), where + " needs one of constant, ramp, sawtooth, sine, steps");
   }
   return series;
 }

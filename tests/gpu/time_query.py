@@ -27,7 +27,9 @@ def main():
     for _ in range(n):
         smi.append(run(smi_cmd))
         gw.append(run(gw_cmd))
+    start = [run([gpuwatch, "--version"]) for _ in range(n)]
     ms, mg = statistics.median(smi) * 1e3, statistics.median(gw) * 1e3
+    print(f"gpuwatch --version (process start, no NVML) median_ms={statistics.median(start)*1e3:.1f}")
     print(f"fields={FIELDS.count(',') + 1} runs={n}")
     print(f"nvidia-smi median_ms={ms:.1f} min={min(smi)*1e3:.1f} max={max(smi)*1e3:.1f}")
     print(f"gpuwatch   median_ms={mg:.1f} min={min(gw)*1e3:.1f} max={max(gw)*1e3:.1f}")

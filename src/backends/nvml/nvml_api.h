@@ -26,7 +26,7 @@ inline constexpr nvmlReturn_t NVML_ERROR_FUNCTION_NOT_FOUND = 13;
 inline constexpr nvmlReturn_t NVML_ERROR_GPU_IS_LOST = 15;
 inline constexpr nvmlReturn_t NVML_ERROR_RESET_REQUIRED = 16;
 inline constexpr nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18;
-inline constexpr nvmlReturn_t NVML_ERROR_NO_DATA = 20;
+inline constexpr nvmlReturn_t NVML_ERROR_NO_DATA = 21;
 inline constexpr nvmlReturn_t NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25;
 inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
 

@@ -1,0 +1,42 @@
+// Test helpers: run the real NvmlBackend against the fake NVML library with a
+// scenario from scenarios/test/ at a frozen scenario time.
+#pragma once
+
+#include <cstdlib>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/nvml/nvml_backend.h"
+
+namespace gpuwatch::testing {
+
+inline std::string FakeLibrary(const std::string& name = "libnvidia-ml-fake.so") {
+  return std::string(GPUWATCH_BINARY_DIR) + "/lib/" + name;
+}
+
+inline std::string TestScenario(const std::string& name) {
+  return std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/test/" + name;
+}
+
+// Sets the scenario and frozen time for the fake; restores nothing (each test
+// sets what it needs).
+inline void UseScenario(const std::string& name, double t) {
+  setenv("GPUWATCH_FAKE_SCENARIO", TestScenario(name).c_str(), 1);
+  setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1);
+}
+
+inline void AtTime(double t) { setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1); }
+
+inline std::unique_ptr<nvml::NvmlBackend> OpenFake(const std::string& scenario, double t,
+                                                   const std::string& lib = "libnvidia-ml-fake.so") {
+  UseScenario(scenario, t);
+  nvml::NvmlOptions o;
+  o.library_path = FakeLibrary(lib);
+  auto b = nvml::NvmlBackend::Open(o);
+  EXPECT_TRUE(b) << b.error().message();
+  return b ? std::move(*b) : nullptr;
+}
+
+}  // namespace gpuwatch::testing
