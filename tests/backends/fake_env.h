@@ -2,11 +2,11 @@
 // scenario from scenarios/test/ at a frozen scenario time.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdlib>
 #include <memory>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "backends/nvml/nvml_backend.h"
 
@@ -29,8 +29,8 @@ inline void UseScenario(const std::string& name, double t) {
 
 inline void AtTime(double t) { setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1); }
 
-inline std::unique_ptr<nvml::NvmlBackend> OpenFake(const std::string& scenario, double t,
-                                                   const std::string& lib = "libnvidia-ml-fake.so") {
+inline std::unique_ptr<nvml::NvmlBackend> OpenFake(
+    const std::string& scenario, double t, const std::string& lib = "libnvidia-ml-fake.so") {
   UseScenario(scenario, t);
   nvml::NvmlOptions o;
   o.library_path = FakeLibrary(lib);

@@ -1,10 +1,10 @@
 // A full collection (backend + host attribution) against the fake NVML and a
 // fixture /proc tree: processes exiting between NVML's list and the /proc
 // read, PIDs from another namespace, PID reuse.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "fake_env.h"
 #include "sampler/collect.h"
@@ -15,8 +15,9 @@ namespace fs = std::filesystem;
 
 class ProcTree {
  public:
-  ProcTree() : root_(fs::temp_directory_path() / ("gw-proc-" + std::to_string(::getpid()) + "-" +
-                                                  std::to_string(counter_++))) {
+  ProcTree()
+      : root_(fs::temp_directory_path() /
+              ("gw-proc-" + std::to_string(::getpid()) + "-" + std::to_string(counter_++))) {
     fs::create_directories(root_ / "self");
     Write("stat", "cpu 1 1 1 1\nbtime 1795734000\n");
     Write("uptime", "1000.00 2000.00\n");
@@ -27,12 +28,13 @@ class ProcTree {
     fs::create_directories((root_ / rel).parent_path());
     std::ofstream(root_ / rel) << text;
   }
-  void AddProcess(unsigned pid, const std::string& comm, unsigned long start_ticks, unsigned uid = 0) {
+  void AddProcess(unsigned pid, const std::string& comm, unsigned long start_ticks,
+                  unsigned uid = 0) {
     const std::string p = std::to_string(pid);
     Write(p + "/stat", p + " (" + comm + ") S 1 1 1 0 -1 0 0 0 0 0 50 50 0 0 20 0 1 0 " +
                            std::to_string(start_ticks) + " 1000 100 0\n");
-    Write(p + "/status", "Name:\t" + comm + "\nUid:\t" + std::to_string(uid) + "\t0\t0\t0\nNSpid:\t" + p +
-                             "\nVmRSS:\t1024 kB\n");
+    Write(p + "/status", "Name:\t" + comm + "\nUid:\t" + std::to_string(uid) +
+                             "\t0\t0\t0\nNSpid:\t" + p + "\nVmRSS:\t1024 kB\n");
     Write(p + "/cmdline", comm + std::string(1, '\0') + "--flag" + std::string(1, '\0'));
     Write(p + "/cgroup", "0::/user.slice\n");
   }

@@ -77,7 +77,8 @@ TEST(NvmlBackend, UnsupportedAndForbiddenFieldsCarryTheirReason) {
     EXPECT_EQ(d.fields[FieldId::kPowerDrawWatts].missing(), Missing::kNoPermission);
     EXPECT_EQ(d.fields[FieldId::kPowerDrawWatts].detail(),
               "nvmlDeviceGetPowerUsage: Insufficient Permissions");
-    EXPECT_DOUBLE_EQ(d.fields[FieldId::kUtilizationGpuRatio].number(), 0.10) << "the rest still reads";
+    EXPECT_DOUBLE_EQ(d.fields[FieldId::kUtilizationGpuRatio].number(), 0.10)
+        << "the rest still reads";
   }
 }
 
@@ -98,7 +99,8 @@ TEST(NvmlBackend, OldDriverWithoutVersionedSymbolsFallsBack) {
   EXPECT_TRUE(d.fields[FieldId::kClockEventReasons].is_number()) << "throttle-reasons fallback";
   ASSERT_EQ(d.processes.size(), 2u) << "v1 process list";
   EXPECT_EQ(d.processes[1].fields[FieldId::kProcessUsedMemoryBytes].number(), 20 * kGiB);
-  EXPECT_EQ(d.processes[0].fields[FieldId::kProcessSmUtilizationRatio].missing(), Missing::kNotSupported);
+  EXPECT_EQ(d.processes[0].fields[FieldId::kProcessSmUtilizationRatio].missing(),
+            Missing::kNotSupported);
 }
 
 TEST(NvmlBackend, LibraryNotFoundNamesEveryPathTried) {
@@ -118,7 +120,9 @@ TEST(NvmlBackend, DriverNotLoadedIsNamedExactly) {
   auto b = nvml::NvmlBackend::Open(o);
   ASSERT_FALSE(b);
   EXPECT_EQ(b.error().code(), Status::Code::kUnavailable);
-  EXPECT_EQ(b.error().message().rfind("NVIDIA driver not loaded: nvmlInit_v2 returned Driver Not Loaded (9).", 0), 0u)
+  EXPECT_EQ(b.error().message().rfind(
+                "NVIDIA driver not loaded: nvmlInit_v2 returned Driver Not Loaded (9).", 0),
+            0u)
       << b.error().message();
 }
 
@@ -128,10 +132,11 @@ TEST(NvmlBackend, VersionMismatchIsNamedExactly) {
   o.library_path = testing::FakeLibrary();
   auto b = nvml::NvmlBackend::Open(o);
   ASSERT_FALSE(b);
-  EXPECT_EQ(b.error().message().rfind("driver/library version mismatch: nvmlInit_v2 returned RM has "
-                                      "detected an NVML/RM version mismatch. (18).",
-                                      0),
-            0u)
+  EXPECT_EQ(
+      b.error().message().rfind("driver/library version mismatch: nvmlInit_v2 returned RM has "
+                                "detected an NVML/RM version mismatch. (18).",
+                                0),
+      0u)
       << b.error().message();
 }
 

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "backends/nvml/plausibility.h"
+
+#include <gtest/gtest.h>
 
 namespace gpuwatch::nvml {
 namespace {

@@ -1,7 +1,7 @@
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "gpuwatch/fields.h"
 #include "gpuwatch/snapshot.h"
@@ -92,7 +92,8 @@ TEST(Catalogue, WordsIndexTheirList) {
 }
 
 TEST(Catalogue, CadenceMasksPartitionTheDeviceFields) {
-  const FieldMask one_shot = FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
+  const FieldMask one_shot =
+      FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
   const FieldMask costly = FieldsWithCadence({Cadence::kCostly});
   EXPECT_TRUE((one_shot & costly).none());
   EXPECT_EQ((one_shot | costly), AllFields());

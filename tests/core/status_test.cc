@@ -1,10 +1,11 @@
-#include <memory>
-#include <string>
+#include "gpuwatch/status.h"
 
 #include <gtest/gtest.h>
 
+#include <memory>
+#include <string>
+
 #include "gpuwatch/reading.h"
-#include "gpuwatch/status.h"
 
 namespace gpuwatch {
 namespace {

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include "export/smi_format.h"
+
+#include <gtest/gtest.h>
 
 namespace gpuwatch::smi {
 namespace {
@@ -33,7 +33,8 @@ TEST(SmiFormat, UnknownFieldErrorNamesTheField) {
 }
 
 TEST(SmiFormat, HeadersUseCanonicalNamesAndUnits) {
-  auto c = ParseGpuFields("index,memory.used,clocks.sm,gpu_name,power.draw,temperature.gpu,utilization.gpu,timestamp");
+  auto c = ParseGpuFields(
+      "index,memory.used,clocks.sm,gpu_name,power.draw,temperature.gpu,utilization.gpu,timestamp");
   ASSERT_TRUE(c);
   EXPECT_EQ(Header(*c, {}),
             "index, memory.used [MiB], clocks.current.sm [MHz], name, power.draw [W], "
@@ -45,7 +46,8 @@ TEST(SmiFormat, HeadersUseCanonicalNamesAndUnits) {
 
 TEST(SmiFormat, ValuesAsNvidiaSmiWritesThem) {
   const double mib = 1024.0 * 1024.0;
-  EXPECT_EQ(FormatValue(FieldId::kMemoryUsedBytes, Reading::Number(4714.6 * mib), true), "4715 MiB");
+  EXPECT_EQ(FormatValue(FieldId::kMemoryUsedBytes, Reading::Number(4714.6 * mib), true),
+            "4715 MiB");
   EXPECT_EQ(FormatValue(FieldId::kMemoryUsedBytes, Reading::Number(0), false), "0");
   EXPECT_EQ(FormatValue(FieldId::kPowerDrawWatts, Reading::Number(83.234), true), "83.23 W");
   EXPECT_EQ(FormatValue(FieldId::kPowerLimitWatts, Reading::Number(700), false), "700.00");
@@ -55,26 +57,34 @@ TEST(SmiFormat, ValuesAsNvidiaSmiWritesThem) {
   EXPECT_EQ(FormatValue(FieldId::kPerformanceState, Reading::Number(8), true), "P8");
   EXPECT_EQ(FormatValue(FieldId::kPersistenceMode, Reading::Number(1), true), "Enabled");
   EXPECT_EQ(FormatValue(FieldId::kRemappedRowsPending, Reading::Number(0), true), "No");
-  EXPECT_EQ(FormatValue(FieldId::kClockEventReasons, Reading::Number(1), true), "0x0000000000000001");
+  EXPECT_EQ(FormatValue(FieldId::kClockEventReasons, Reading::Number(1), true),
+            "0x0000000000000001");
   EXPECT_EQ(FormatValue(FieldId::kClockEventReasonsSupported, Reading::Number(0x1FF), true),
             "0x00000000000001FF");
   EXPECT_EQ(FormatValue(FieldId::kName, Reading::Text("NVIDIA H200"), true), "NVIDIA H200");
 }
 
 TEST(SmiFormat, AbsentValuesAreBracketedNeverZero) {
-  EXPECT_EQ(FormatValue(FieldId::kFanSpeedRatio,
-                        Reading::Absent(Missing::kNotSupported, "nvmlDeviceGetFanSpeed: Not Supported"), true),
-            "[N/A]");
+  EXPECT_EQ(
+      FormatValue(FieldId::kFanSpeedRatio,
+                  Reading::Absent(Missing::kNotSupported, "nvmlDeviceGetFanSpeed: Not Supported"),
+                  true),
+      "[N/A]");
   EXPECT_EQ(FormatValue(FieldId::kPowerDrawWatts,
-                        Reading::Absent(Missing::kNoPermission, "nvmlDeviceGetPowerUsage: Insufficient Permissions"),
+                        Reading::Absent(Missing::kNoPermission,
+                                        "nvmlDeviceGetPowerUsage: Insufficient Permissions"),
                         true),
             "[Insufficient Permissions]");
-  EXPECT_EQ(FormatValue(FieldId::kMemoryUsedBytes,
-                        Reading::Absent(Missing::kDeviceLost, "nvmlDeviceGetMemoryInfo_v2: GPU is lost"), true),
-            "[GPU is lost]");
-  EXPECT_EQ(FormatValue(FieldId::kUtilizationGpuRatio,
-                        Reading::Absent(Missing::kImplausible, "utilization ratio 2.5 is outside 0..1"), true),
-            "[N/A]");
+  EXPECT_EQ(
+      FormatValue(FieldId::kMemoryUsedBytes,
+                  Reading::Absent(Missing::kDeviceLost, "nvmlDeviceGetMemoryInfo_v2: GPU is lost"),
+                  true),
+      "[GPU is lost]");
+  EXPECT_EQ(
+      FormatValue(FieldId::kUtilizationGpuRatio,
+                  Reading::Absent(Missing::kImplausible, "utilization ratio 2.5 is outside 0..1"),
+                  true),
+      "[N/A]");
 }
 
 TEST(SmiFormat, TimestampHasMilliseconds) {

@@ -1,7 +1,8 @@
+#include "export/status_text.h"
+
 #include <gtest/gtest.h>
 
 #include "export/snapshot_json.h"
-#include "export/status_text.h"
 
 namespace gpuwatch {
 namespace {

@@ -32,10 +32,10 @@ std::uint64_t ScenarioClock::TimestampUs(const ScenarioTime& now) const {
   if (now.frozen) {
     // Frozen time still stamps samples near the real clock (taken once per
     // process), so readers that reject stale samples keep them.
-    static const std::uint64_t base_us = static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(
-            std::chrono::system_clock::now().time_since_epoch())
-            .count());
+    static const std::uint64_t base_us =
+        static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
     return base_us + static_cast<std::uint64_t>(std::llround(now.t * 1e6));
   }
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(

@@ -32,7 +32,6 @@ class ScenarioClock {
   // CPU timestamp in microseconds since the epoch for a sample taken at `now`.
   std::uint64_t TimestampUs(const ScenarioTime& now) const;
 
-
  private:
   ClockMode mode_ = ClockMode::kInit;
   double period_s_ = 3600;

@@ -1,0 +1,228 @@
+// The gpuwatch binary end to end against the fake NVML: golden output of
+// status, --json and query on fixed scenarios, exit statuses and errors.
+// GPUWATCH_UPDATE_GOLDEN=1 rewrites the golden files (review the diff).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <string>
+
+namespace {
+namespace fs = std::filesystem;
+
+struct CmdResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100.
+CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("gw-cli-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+  fs::create_directories(dir);
+  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
+                          " && env GPUWATCH_FAKE_TIME=100 " + env + " " + GPUWATCH_BINARY_DIR +
+                          "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
+                          (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  CmdResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(dir / "out");
+  r.err = Slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+// Lines that name this machine or this moment are replaced before comparing.
+std::string Normalize(std::string text) {
+  text = std::regex_replace(text, std::regex(GPUWATCH_SOURCE_DIR), "<src>");
+  text = std::regex_replace(text,
+                            std::regex(R"(\n\S+  driver (.*)  \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\n)"),
+                            "\n<host>  driver $1  <time>\n");
+  text = std::regex_replace(text, std::regex(R"(\d{4}/\d\d/\d\d \d\d:\d\d:\d\d\.\d{3})"),
+                            "<timestamp>");
+  return text;
+}
+
+void ExpectGolden(const std::string& name, const std::string& actual) {
+  const fs::path path = fs::path(GPUWATCH_SOURCE_DIR) / "tests" / "golden" / name;
+  if (const char* update = std::getenv("GPUWATCH_UPDATE_GOLDEN");
+      update != nullptr && *update == '1') {
+    std::ofstream(path) << actual;
+    return;
+  }
+  ASSERT_TRUE(fs::exists(path)) << "missing golden file " << path
+                                << "; run with GPUWATCH_UPDATE_GOLDEN=1";
+  EXPECT_EQ(Slurp(path), actual) << "golden " << name << " differs";
+}
+
+const std::string kFixed = "--scenario scenarios/test/fixed.yaml --color=never";
+
+TEST(Cli, StatusGoldenOnFixedScenario) {
+  const CmdResult r = Gpuwatch(kFixed);
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectGolden("status_fixed.txt", Normalize(r.out));
+}
+
+TEST(Cli, StatusJsonGoldenOnFixedScenario) {
+  const CmdResult r = Gpuwatch(kFixed + " --json");
+  ASSERT_EQ(r.code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["schema"], "gpuwatch.snapshot/1");
+  EXPECT_TRUE(j["demo"].get<bool>());
+  j["time"] = "<time>";
+  j["hostname"] = "<host>";
+  j["source"] = "<source>";
+  ExpectGolden("status_fixed.json", j.dump(2) + "\n");
+}
+
+TEST(Cli, QueryGpuGoldenMatchesNvidiaSmiSpelling) {
+  const std::string fields =
+      "index,uuid,name,serial,driver_version,pci.bus_id,pstate,temperature.gpu,temperature.memory,"
+      "utilization.gpu,utilization.memory,memory.total,memory.used,memory.free,memory.reserved,"
+      "power.draw,"
+      "power.limit,enforced.power.limit,clocks.sm,clocks.mem,clocks.gr,fan.speed,display_mode,"
+      "display_active,"
+      "compute_mode,persistence_mode,ecc.errors.uncorrected.volatile.total,clocks_event_reasons."
+      "active,count,"
+      "timestamp";
+  const CmdResult r = Gpuwatch("query " + kFixed + " --query-gpu=" + fields + " --format=csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectGolden("query_gpu.csv", Normalize(r.out));
+  const CmdResult bare =
+      Gpuwatch("query " + kFixed + " --query-gpu=" + fields + " --format=csv,noheader,nounits");
+  ASSERT_EQ(bare.code, 0) << bare.err;
+  ExpectGolden("query_gpu_noheader_nounits.csv", Normalize(bare.out));
+}
+
+TEST(Cli, QueryComputeAppsGolden) {
+  const CmdResult r = Gpuwatch("query " + kFixed +
+                               " --query-compute-apps=pid,process_name,used_memory,gpu_uuid,gpu_"
+                               "bus_id,gpu_name --format=csv");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectGolden("query_apps.csv", r.out);
+}
+
+TEST(Cli, UnknownFieldExits2WithNothingOnStdout) {
+  const CmdResult r = Gpuwatch("query " + kFixed + " --query-gpu=index,bogus_field --format=csv");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Field \"bogus_field\" is not a valid field to query.\n\n");
+}
+
+TEST(Cli, UnknownFormatModifierExits2) {
+  const CmdResult r = Gpuwatch("query " + kFixed + " --query-gpu=index --format=csv,bogus");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "Format modifier is not recognized.\n");
+}
+
+TEST(Cli, IdSelectsByIndexUuidPrefixAndBusId) {
+  const std::string q = "query " + kFixed + " --query-gpu=index,name --format=csv,noheader";
+  EXPECT_EQ(Gpuwatch(q + " -i 1").out, "1, NVIDIA L40S\n");
+  EXPECT_EQ(Gpuwatch(q + " -i GPU-3f1c").out, "1, NVIDIA L40S\n");
+  EXPECT_EQ(Gpuwatch(q + " -i 00000000:18:00.0").out, "0, NVIDIA H200\n");
+  EXPECT_EQ(Gpuwatch(q + " --id 1,0").out, "1, NVIDIA L40S\n0, NVIDIA H200\n");
+  const CmdResult bad = Gpuwatch(q + " -i 7");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("no GPU matches \"7\""), std::string::npos) << bad.err;
+}
+
+TEST(Cli, LoopRepeatsUntilInterrupted) {
+  const fs::path out = fs::temp_directory_path() / ("gw-loop-" + std::to_string(getpid()));
+  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
+                          " && GPUWATCH_FAKE_TIME=100 timeout --preserve-status -s INT 1 " +
+                          GPUWATCH_BINARY_DIR + "/gpuwatch query " + kFixed +
+                          " --query-gpu=index --format=csv -lms 200 >" + out.string();
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "Ctrl-C ends the loop cleanly";
+  const std::string text = Slurp(out);
+  fs::remove(out);
+  EXPECT_EQ(text.rfind("index\n", 0), 0u) << "one header: " << text;
+  EXPECT_EQ(text.find("index", 1), std::string::npos) << "header printed once";
+  const auto rows = std::count(text.begin(), text.end(), '\n') - 1;
+  EXPECT_GE(rows, 6) << text;  // 2 GPUs x at least 3 rounds
+}
+
+TEST(Cli, NoDriverFailsWithTheReasonAndTheWayOut) {
+  const CmdResult r =
+      Gpuwatch("--color=never", "GPUWATCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "") << "no simulated data without --demo";
+  EXPECT_NE(r.err.find("NVML library not found"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gpuwatch doctor"), std::string::npos);
+  EXPECT_NE(r.err.find("--demo"), std::string::npos);
+}
+
+TEST(Cli, DoctorIsHealthyOnTheFixedScenario) {
+  const CmdResult r = Gpuwatch("doctor " + kFixed);
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("DEMO"), std::string::npos);
+  EXPECT_NE(r.out.find("2 GPU(s)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("fan_speed_ratio: not_supported"), std::string::npos) << r.out;
+}
+
+TEST(Cli, DoctorNamesTheInitFailureAndExits1) {
+  const CmdResult r =
+      Gpuwatch("doctor --scenario scenarios/test/init_driver_not_loaded.yaml --color=never");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("NVIDIA driver not loaded"), std::string::npos) << r.out;
+  const CmdResult mismatch =
+      Gpuwatch("doctor --scenario scenarios/test/init_version_mismatch.yaml --color=never");
+  EXPECT_EQ(mismatch.code, 1);
+  EXPECT_NE(mismatch.out.find("driver/library version mismatch"), std::string::npos)
+      << mismatch.out;
+}
+
+TEST(Cli, LostGpuIsShownWhileTheOthersReport) {
+  const CmdResult r =
+      Gpuwatch("--scenario scenarios/test/lost.yaml --color=never", "GPUWATCH_FAKE_TIME=15");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU 1"), std::string::npos);
+  EXPECT_NE(r.out.find("LOST: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("util  70%"), std::string::npos) << "GPU 2 still reports: " << r.out;
+  const CmdResult q = Gpuwatch(
+      "query --scenario scenarios/test/lost.yaml --query-gpu=index,utilization.gpu "
+      "--format=csv,noheader",
+      "GPUWATCH_FAKE_TIME=15");
+  EXPECT_EQ(q.out, "0, 50 %\n1, [GPU is lost]\n2, 70 %\n");
+}
+
+TEST(Cli, DemoFleetIsLabelledAndAttributed) {
+  const CmdResult r = Gpuwatch("--demo --color=never");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("DEMO", 0), 0u);
+  for (const char* want :
+       {"alice", "bob", "slurm 88123", "docker", "podman", "MIG", "NVIDIA A100-SXM4-80GB",
+        "NVIDIA L40S", "clocks held down: sw thermal slowdown, hw thermal slowdown"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+}
+
+TEST(Cli, HelpQueryGpuListsFields) {
+  const CmdResult r = Gpuwatch("query --help-query-gpu");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("\"memory.used\""), std::string::npos);
+}
+
+TEST(Cli, BadOptionValueIsAUsageError) {
+  const CmdResult r = Gpuwatch("--color=sometimes");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("--color"), std::string::npos) << r.err;
+}
+
+}  // namespace
