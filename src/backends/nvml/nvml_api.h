@@ -28,6 +28,7 @@ inline constexpr nvmlReturn_t NVML_ERROR_RESET_REQUIRED = 16;
 inline constexpr nvmlReturn_t NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18;
 inline constexpr nvmlReturn_t NVML_ERROR_NO_DATA = 21;
 inline constexpr nvmlReturn_t NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25;
+inline constexpr nvmlReturn_t NVML_ERROR_DEPRECATED = 26;
 inline constexpr nvmlReturn_t NVML_ERROR_UNKNOWN = 999;
 
 // nvmlEnableState_t

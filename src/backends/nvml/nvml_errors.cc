@@ -8,6 +8,7 @@ Missing MissingFor(nvmlReturn_t rc) {
   switch (rc) {
     case NVML_ERROR_NOT_SUPPORTED:
     case NVML_ERROR_FUNCTION_NOT_FOUND:
+    case NVML_ERROR_DEPRECATED:
       return Missing::kNotSupported;
     case NVML_ERROR_NO_PERMISSION:
       return Missing::kNoPermission;
