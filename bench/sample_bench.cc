@@ -1,7 +1,7 @@
 // µs per full device sample through gpuwatch's NvmlBackend: the interval-
 // cadence fields plus processes and per-process utilization, device 0.
 // Compare with bench/nvml_c_loop.c and bench/pynvml_bench.py (same calls),
-// run together by bench/gpu_bench.sh. Usage: sample_bench ITERATIONS
+// run together by tests/gpu/run_on_h200.sh. Usage: sample_bench ITERATIONS
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

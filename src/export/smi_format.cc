@@ -193,9 +193,10 @@ std::string FormatValue(FieldId id, const Reading& r, bool units) {
   }
   switch (info.unit) {
     case Unit::kBytes:
-      // nvidia-smi rounds to the nearest MiB (checked against it on an H200).
-      return WithUnit(fmt::format("{}", static_cast<long long>(std::llround(v / kMiB))), info.unit,
-                      units);
+      // nvidia-smi rounds up to whole MiB (seen on an H200: reserved 615.06 MiB is
+      // printed 616, free 138441.125 MiB is printed 138442).
+      return WithUnit(fmt::format("{}", static_cast<long long>(std::ceil(v / kMiB - 1e-9))),
+                      info.unit, units);
     case Unit::kWatts:
       return WithUnit(fmt::format("{:.2f}", v), info.unit, units);
     case Unit::kHertz:
