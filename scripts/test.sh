@@ -23,10 +23,14 @@ cmake --build build/asan -j "$JOBS"
 (cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
    ctest --output-on-failure -j "$JOBS") || failed=1
 
-step "clang build, warnings as errors"
+step "clang build (warnings as errors) and tests"
 CXX=clang++ CC=clang cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DGPUWATCH_WERROR=ON -DGPUWATCH_BUILD_TESTS=ON >/dev/null
-cmake --build build/clang -j "$JOBS" || failed=1
+if cmake --build build/clang -j "$JOBS"; then
+  (cd build/clang && ctest --output-on-failure -j "$JOBS") || failed=1
+else
+  failed=1
+fi
 
 step "clang-format"
 bad=$(git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)

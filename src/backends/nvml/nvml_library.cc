@@ -34,7 +34,11 @@ Result<std::unique_ptr<NvmlLibrary>> NvmlLibrary::Load(const std::string& path) 
   std::string tried;
   for (const auto& candidate : candidates) {
     dlerror();
-    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL);
+    // RTLD_NODELETE: the library stays mapped after dlclose. libnvidia-ml
+    // keeps driver state and threads of its own that must not be unmapped
+    // under them, and its long-lived allocations stay reachable for leak
+    // checkers.
+    void* handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
     if (handle == nullptr) {
       const char* why = dlerror();
       tried += fmt::format("\n  {}: {}", candidate, why != nullptr ? why : "not found");

@@ -9,7 +9,6 @@ namespace {
 
 using F = FieldId;
 constexpr nvmlReturn_t kNoSymbol = NVML_ERROR_FUNCTION_NOT_FOUND;
-constexpr double kMiB = 1024.0 * 1024.0;
 
 void Num(ProbeContext& c, FieldId id, double v) { c.out[id] = Reading::Number(v); }
 
