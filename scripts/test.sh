@@ -32,6 +32,27 @@ else
   failed=1
 fi
 
+step "fuzzing every parser (bounded: 30 s or 200000 inputs each)"
+CXX=clang++ CC=clang cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
+  -DGPUWATCH_BUILD_FUZZERS=ON -DGPUWATCH_SANITIZE=ON -DGPUWATCH_BUILD_TESTS=OFF >/dev/null
+if cmake --build build/fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer; then
+  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer; do
+    corpus=$(mktemp -d)
+    cp tests/fuzz/corpus/$f/* "$corpus"/
+    if build/fuzz/tests/fuzz/$f -runs=200000 -max_total_time=30 -artifact_prefix=build/fuzz/ "$corpus" \
+         >build/fuzz/$f.log 2>&1; then
+      echo "$f: $(grep -c . "$corpus"/* | wc -l) corpus inputs, no crash"
+    else
+      tail -30 build/fuzz/$f.log
+      echo "$f: FAILED (crash input in build/fuzz, log build/fuzz/$f.log)"
+      failed=1
+    fi
+    rm -rf "$corpus"
+  done
+else
+  failed=1
+fi
+
 step "clang-format"
 bad=$(git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)
 if [ "$bad" != "0" ]; then

@@ -59,6 +59,40 @@ void CheckEnvironment(const host::Environment& env, const CommonArgs& common, Re
   }
 }
 
+// Can the GPU processes be attributed (user, command, container) from here?
+void CheckProcessVisibility(const Snapshot& snap, Report& report) {
+  std::map<HostProcess::Visibility, int> by;
+  int total = 0;
+  for (const auto& d : snap.devices) {
+    for (const auto& p : d.processes) {
+      ++by[p.host.visibility];
+      ++total;
+    }
+  }
+  if (total == 0) {
+    report.Ok("no GPU processes running now (process visibility not checked)");
+    return;
+  }
+  const int visible = by[HostProcess::Visibility::kVisible];
+  if (visible == total) {
+    report.Ok(fmt::format("{} GPU process(es), all attributed (user, command, container)", total));
+  }
+  if (const int n = by[HostProcess::Visibility::kNoPermission]; n > 0) {
+    report.Warn(
+        fmt::format("{} of {} GPU process(es) have /proc entries gpuwatch may not read", n, total),
+        "run as root (or with CAP_SYS_PTRACE) to see other users' processes");
+  }
+  if (const int n = by[HostProcess::Visibility::kOtherPidNs]; n > 0) {
+    report.Warn(fmt::format("{} of {} GPU process(es) are host PIDs not visible here", n, total),
+                "see the PID namespace advice above");
+  }
+  if (const int n = by[HostProcess::Visibility::kExited]; n > 0) {
+    std::cout << report.Mark("info", "\033[2m")
+              << fmt::format("{} of {} GPU process(es) exited while being read (normal churn)\n", n,
+                             total);
+  }
+}
+
 int RunDoctor(const CommonArgs& common) {
   Report report;
   report.color = UseColor(common);
@@ -149,13 +183,8 @@ int RunDoctor(const CommonArgs& common) {
         report.Warn(line, "");
       }
     }
-    for (const auto& p : d.processes) {
-      if (p.host.visibility == HostProcess::Visibility::kNoPermission) {
-        report.Warn(fmt::format("{}: pid {}: /proc entry not readable", label, p.pid),
-                    "run as root to see other users' processes");
-      }
-    }
   }
+  CheckProcessVisibility(snap, report);
   std::cout << "\n";
   if (report.problems > 0) {
     std::cout << fmt::format("{} problem(s), {} warning(s).\n", report.problems, report.warnings);

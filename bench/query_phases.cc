@@ -1,0 +1,88 @@
+// Where the time of a one-shot `gpuwatch query` goes: the same steps it takes
+// (load libnvidia-ml, nvmlInit, device handles, host fields, the query's
+// fields of every device, nvmlShutdown), each timed, in a fresh process.
+// tests/gpu/run_on_h200.sh runs it N times and reports the medians.
+// Usage: query_phases
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+
+#include "backends/nvml/nvml_backend.h"
+#include "backends/nvml/nvml_library.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Ms(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+}  // namespace
+
+int main() {
+  using namespace gpuwatch;
+  const char* path = std::getenv("GPUWATCH_NVML_LIBRARY");
+  const auto t0 = Clock::now();
+  auto lib = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
+  if (!lib) {
+    std::fprintf(stderr, "%s\n", lib.error().message().c_str());
+    return 1;
+  }
+  const auto t1 = Clock::now();
+  const nvml::Api& api = (*lib)->api();
+  if (api.nvmlInit_v2() != NVML_SUCCESS) return 1;
+  const auto t2 = Clock::now();
+  unsigned count = 0;
+  api.nvmlDeviceGetCount_v2(&count);
+  nvmlDevice_t handle = nullptr;
+  for (unsigned i = 0; i < count; ++i) api.nvmlDeviceGetHandleByIndex_v2(i, &handle);
+  const auto t3 = Clock::now();
+  api.nvmlShutdown();
+  const auto t4 = Clock::now();
+
+  // The backend's own path, as `gpuwatch query` runs it (its own init).
+  nvml::NvmlOptions options;
+  if (path != nullptr) options.library_path = path;
+  const auto b0 = Clock::now();
+  auto backend = nvml::NvmlBackend::Open(options);
+  if (!backend) return 1;
+  const auto b1 = Clock::now();
+  (void)(*backend)->ReadHost();
+  const auto b2 = Clock::now();
+  FieldMask fields;
+  for (FieldId id : {FieldId::kIndex,
+                     FieldId::kUuid,
+                     FieldId::kName,
+                     FieldId::kSerial,
+                     FieldId::kPciBusId,
+                     FieldId::kPerformanceState,
+                     FieldId::kTemperatureGpuCelsius,
+                     FieldId::kTemperatureMemoryCelsius,
+                     FieldId::kUtilizationGpuRatio,
+                     FieldId::kMemoryUsedBytes,
+                     FieldId::kPowerDrawWatts,
+                     FieldId::kPowerLimitWatts,
+                     FieldId::kPowerLimitEnforcedWatts,
+                     FieldId::kClockSmHertz,
+                     FieldId::kClockMemoryHertz,
+                     FieldId::kClockGraphicsHertz,
+                     FieldId::kFanSpeedRatio,
+                     FieldId::kComputeMode,
+                     FieldId::kPersistenceMode,
+                     FieldId::kEccErrorsUncorrectedVolatile,
+                     FieldId::kMigMode}) {
+    Set(fields, id);
+  }
+  DeviceSample d;
+  for (int i = 0; i < (*backend)->DeviceCount(); ++i) (*backend)->ReadDevice(i, fields, false, d);
+  const auto b3 = Clock::now();
+  backend->reset();
+  const auto b4 = Clock::now();
+  std::printf(
+      "dlopen_ms=%.2f init_ms=%.2f handles_ms=%.2f shutdown_ms=%.2f | backend_open_ms=%.2f "
+      "read_host_ms=%.2f read_fields_ms=%.2f backend_close_ms=%.2f\n",
+      Ms(t0, t1), Ms(t1, t2), Ms(t2, t3), Ms(t3, t4), Ms(b0, b1), Ms(b1, b2), Ms(b2, b3),
+      Ms(b3, b4));
+  return 0;
+}

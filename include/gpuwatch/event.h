@@ -1,0 +1,50 @@
+// Events: what analysis (rules, leak detection, diagnoses) and the sampler
+// (devices lost and back, processes starting and ending) report. Values, not
+// callbacks: producers return them, transports (log, files, webhooks, SSE,
+// SQLite) consume them.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace gpuwatch {
+
+enum class Severity : std::uint8_t { kInfo, kWarning, kCritical };
+std::string_view SeverityName(Severity s);  // "info", "warning", "critical"
+
+// A process's identity: pids are reused, (pid, start time) is not.
+struct ProcessKey {
+  std::uint32_t pid = 0;
+  std::uint64_t start_ticks = 0;
+  friend auto operator<=>(const ProcessKey&, const ProcessKey&) = default;
+};
+
+struct Event {
+  enum class Kind : std::uint8_t {
+    kAlertFiring,
+    kAlertResolved,
+    kLeakSuspected,
+    kLeakCleared,
+    kDiagnosis,  // pre-allocation, starved GPU, throttling
+    kDeviceLost,
+    kDeviceBack,
+    kProcessStarted,
+    kProcessEnded,
+    kMark,  // step / epoch / phase from a training process
+  };
+  std::chrono::system_clock::time_point time;
+  Kind kind = Kind::kAlertFiring;
+  Severity severity = Severity::kInfo;
+  std::string source;  // rule name, "leak", "preallocation", ...
+  std::optional<int> gpu;
+  std::optional<ProcessKey> process;
+  std::optional<double> value;  // the value that triggered it, in the field's base unit
+  std::string message;          // one line a person can act on
+};
+
+std::string_view EventKindName(Event::Kind k);  // "alert_firing", ...
+
+}  // namespace gpuwatch
