@@ -2,13 +2,18 @@
 // (load libnvidia-ml, nvmlInit, device handles, host fields, the query's
 // fields of every device, nvmlShutdown), each timed, in a fresh process.
 // tests/gpu/run_on_h200.sh runs it N times and reports the medians.
-// Usage: query_phases
+// Usage: query_phases [probes]   (probes: time each probe's first call)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backends/nvml/nvml_backend.h"
 #include "backends/nvml/nvml_library.h"
+#include "backends/nvml/nvml_probes.h"
 
 namespace {
 
@@ -18,11 +23,38 @@ double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
+// Each probe's first (cold) call in a fresh process, slowest first.
+int ColdProbes(const char* path) {
+  using namespace gpuwatch;
+  auto lib2 = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
+  if (!lib2) return 1;
+  (*lib2)->api().nvmlInit_v2();
+  nvmlDevice_t dev = nullptr;
+  (*lib2)->api().nvmlDeviceGetHandleByIndex_v2(0, &dev);
+  std::vector<std::pair<double, std::string_view>> cold;
+  DeviceFields scratch;
+  for (const auto& probe : nvml::DeviceProbes()) {
+    nvml::ProbeContext ctx{**lib2, dev, scratch};
+    const auto p0 = Clock::now();
+    probe.read(ctx);
+    cold.emplace_back(Ms(p0, Clock::now()), probe.call);
+  }
+  std::sort(cold.rbegin(), cold.rend());
+  std::printf("cold probes:");
+  for (std::size_t i = 0; i < 6 && i < cold.size(); ++i) {
+    std::printf(" %.*s=%.2fms", static_cast<int>(cold[i].second.size()), cold[i].second.data(),
+                cold[i].first);
+  }
+  std::printf("\n");
+  return 0;
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   using namespace gpuwatch;
   const char* path = std::getenv("GPUWATCH_NVML_LIBRARY");
+  if (argc > 1 && std::string_view(argv[1]) == "probes") return ColdProbes(path);
   const auto t0 = Clock::now();
   auto lib = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
   if (!lib) {

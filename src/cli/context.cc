@@ -81,6 +81,7 @@ host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo
 
 Result<Source> OpenSource(const CommonArgs& args) {
   nvml::NvmlOptions options;
+  options.shutdown_on_close = false;  // every command ends with the process
   std::string demo_host_proc;
   Source source;
   if (args.demo || !args.scenario.empty()) {

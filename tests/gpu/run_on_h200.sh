@@ -67,6 +67,7 @@ for i in $(seq 60); do grep -q holding /tmp/holder.log && break; sleep 1; done
   python3 "$ROOT/tests/gpu/time_query.py" $GW 25
   echo; echo "== where a one-shot query's time goes (bench/query_phases, 10 fresh processes)"
   for i in $(seq 10); do $B/bench/query_phases; done
+  for i in $(seq 3); do $B/bench/query_phases probes; done
   echo; echo "== machine"; nproc; uname -r; nvidia-smi -L
 } >"$OUT/bench.txt" 2>&1
 

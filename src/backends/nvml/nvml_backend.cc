@@ -67,7 +67,7 @@ NvmlBackend::NvmlBackend(std::unique_ptr<NvmlLibrary> lib, NvmlOptions options)
 }
 
 NvmlBackend::~NvmlBackend() {
-  if (lib_->api().nvmlShutdown != nullptr) lib_->api().nvmlShutdown();
+  if (options_.shutdown_on_close && lib_->api().nvmlShutdown != nullptr) lib_->api().nvmlShutdown();
 }
 
 HostFields NvmlBackend::ReadHost() {

@@ -21,6 +21,10 @@ struct NvmlOptions {
   bool demo = false;         // the library is the fake one with the demo fleet
   // How long a probe that answered NOT_SUPPORTED is skipped before asking again.
   std::chrono::seconds unsupported_reprobe{600};
+  // nvmlShutdown when the backend goes away. A command that exits right after
+  // can skip it: the driver releases everything at process exit, and the call
+  // costs ~2 ms on an H200 (docs/BENCHMARKS.md).
+  bool shutdown_on_close = true;
   // Per-process utilization samples older than this are stale and rejected.
   std::chrono::seconds process_util_window{10};
 };

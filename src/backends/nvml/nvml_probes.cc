@@ -134,48 +134,25 @@ nvmlReturn_t ReadFieldValues(ProbeContext& c) {
   return NVML_SUCCESS;
 }
 
-nvmlReturn_t ReadIdentity(ProbeContext& c) {
+nvmlReturn_t ReadPciBusId(ProbeContext& c) {
   const Api& api = c.lib.api();
-  // Name is the one identity fact every driver has; the rest are best effort
-  // and marked individually.
-  const nvmlReturn_t rc =
-      ReadText(c, api.nvmlDeviceGetName, F::kName, NVML_DEVICE_NAME_V2_BUFFER_SIZE);
-  if (rc != NVML_SUCCESS) return rc;
-  auto text = [&](auto fn, std::string_view call, FieldId id, unsigned len) {
-    const nvmlReturn_t r = ReadText(c, fn, id, len);
-    if (r == kNoSymbol)
-      c.out[id] = MissingSymbol(call);
-    else if (r != NVML_SUCCESS)
-      c.out[id] = AbsentFor(c.lib, call, r);
-    return r;
-  };
-  if (text(api.nvmlDeviceGetUUID, "nvmlDeviceGetUUID", F::kUuid, NVML_DEVICE_UUID_V2_BUFFER_SIZE) ==
-      NVML_ERROR_GPU_IS_LOST)
-    return NVML_ERROR_GPU_IS_LOST;
-  text(api.nvmlDeviceGetSerial, "nvmlDeviceGetSerial", F::kSerial, NVML_DEVICE_SERIAL_BUFFER_SIZE);
-  text(api.nvmlDeviceGetVbiosVersion, "nvmlDeviceGetVbiosVersion", F::kVbiosVersion,
-       NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE);
   auto pci = api.nvmlDeviceGetPciInfo_v3 != nullptr ? api.nvmlDeviceGetPciInfo_v3
                                                     : api.nvmlDeviceGetPciInfo_v2;
+  if (pci == nullptr) return kNoSymbol;
   nvmlPciInfo_t p{};
-  const nvmlReturn_t prc = pci != nullptr ? pci(c.device, &p) : kNoSymbol;
-  if (prc == NVML_SUCCESS)
-    c.out[F::kPciBusId] = Reading::Text(p.busId);
-  else if (prc == kNoSymbol)
-    c.out[F::kPciBusId] = MissingSymbol("nvmlDeviceGetPciInfo_v3");
-  else
-    c.out[F::kPciBusId] = AbsentFor(c.lib, "nvmlDeviceGetPciInfo_v3", prc);
+  const nvmlReturn_t rc = pci(c.device, &p);
+  if (rc == NVML_SUCCESS) c.out[F::kPciBusId] = Reading::Text(p.busId);
+  return rc;
+}
+
+nvmlReturn_t ReadComputeCapability(ProbeContext& c) {
+  auto fn = c.lib.api().nvmlDeviceGetCudaComputeCapability;
+  if (fn == nullptr) return kNoSymbol;
   int major = 0, minor = 0;
-  const nvmlReturn_t crc = api.nvmlDeviceGetCudaComputeCapability != nullptr
-                               ? api.nvmlDeviceGetCudaComputeCapability(c.device, &major, &minor)
-                               : kNoSymbol;
-  if (crc == NVML_SUCCESS)
+  const nvmlReturn_t rc = fn(c.device, &major, &minor);
+  if (rc == NVML_SUCCESS)
     c.out[F::kComputeCapability] = Reading::Text(fmt::format("{}.{}", major, minor));
-  else if (crc == kNoSymbol)
-    c.out[F::kComputeCapability] = MissingSymbol("nvmlDeviceGetCudaComputeCapability");
-  else
-    c.out[F::kComputeCapability] = AbsentFor(c.lib, "nvmlDeviceGetCudaComputeCapability", crc);
-  return NVML_SUCCESS;
+  return rc;
 }
 
 nvmlReturn_t ReadMode(ProbeContext& c, nvmlReturn_t (*fn)(nvmlDevice_t, int*), FieldId id) {
@@ -275,7 +252,12 @@ constexpr Probe MakeProbe(std::string_view call, const FieldId (&ids)[N],
 #define API(c) (c).lib.api()
 // clang-format off
 const Probe kProbes[] = {
-  MakeProbe("nvmlDeviceGetName", {F::kName, F::kUuid, F::kSerial, F::kPciBusId, F::kVbiosVersion, F::kComputeCapability}, ReadIdentity),
+  MakeProbe("nvmlDeviceGetName", {F::kName}, [](ProbeContext& c) { return ReadText(c, API(c).nvmlDeviceGetName, F::kName, NVML_DEVICE_NAME_V2_BUFFER_SIZE); }),
+  MakeProbe("nvmlDeviceGetUUID", {F::kUuid}, [](ProbeContext& c) { return ReadText(c, API(c).nvmlDeviceGetUUID, F::kUuid, NVML_DEVICE_UUID_V2_BUFFER_SIZE); }),
+  MakeProbe("nvmlDeviceGetSerial", {F::kSerial}, [](ProbeContext& c) { return ReadText(c, API(c).nvmlDeviceGetSerial, F::kSerial, NVML_DEVICE_SERIAL_BUFFER_SIZE); }),
+  MakeProbe("nvmlDeviceGetVbiosVersion", {F::kVbiosVersion}, [](ProbeContext& c) { return ReadText(c, API(c).nvmlDeviceGetVbiosVersion, F::kVbiosVersion, NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE); }),
+  MakeProbe("nvmlDeviceGetPciInfo_v3", {F::kPciBusId}, ReadPciBusId),
+  MakeProbe("nvmlDeviceGetCudaComputeCapability", {F::kComputeCapability}, ReadComputeCapability),
   MakeProbe("nvmlDeviceGetMemoryInfo_v2", {F::kMemoryTotalBytes, F::kMemoryUsedBytes, F::kMemoryFreeBytes, F::kMemoryReservedBytes, F::kMemoryUsedRatio}, ReadMemory),
   MakeProbe("nvmlDeviceGetBAR1MemoryInfo", {F::kBar1TotalBytes, F::kBar1UsedBytes}, ReadBar1),
   MakeProbe("nvmlDeviceGetMaxClockInfo(GRAPHICS)", {F::kClockGraphicsMaxHertz}, [](ProbeContext& c) { return ReadClock(c, true, NVML_CLOCK_GRAPHICS, F::kClockGraphicsMaxHertz); }),
