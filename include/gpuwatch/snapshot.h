@@ -90,6 +90,11 @@ struct DeviceSample {
 
 struct Snapshot {
   std::chrono::system_clock::time_point time;
+  std::uint64_t sequence = 0;  // 1, 2, ... per sampler; 0 for one-shot reads
+  // The sampler is hung in a driver call: this is the last good snapshot,
+  // re-published by the watchdog. Values are as of `time`.
+  bool stale = false;
+  std::chrono::microseconds sample_duration{0};  // how long reading it took
   bool demo = false;   // simulated data: every output says DEMO
   std::string source;  // "nvml:/path/libnvidia-ml.so.1" or "replay:file"
   HostFields host;

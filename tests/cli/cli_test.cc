@@ -225,4 +225,74 @@ TEST(Cli, BadOptionValueIsAUsageError) {
   EXPECT_NE(r.err.find("--color"), std::string::npos) << r.err;
 }
 
+std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+TEST(CliWatch, WritesCsvAndJsonLinesForADuration) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-watch-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const CmdResult r = Gpuwatch("watch " + kFixed + " -i 50ms --duration 400ms --quiet --csv " +
+                               (dir / "a.csv").string() + " --jsonl " + (dir / "a.jsonl").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("DEMO", 0), 0u);
+  EXPECT_EQ(r.out.find("GPU-0: Mem="), std::string::npos) << "--quiet";
+  const auto csv = Lines(Slurp(dir / "a.csv"));
+  ASSERT_GE(csv.size(), 5u) << "header + 2 GPUs x at least 2 samples";
+  EXPECT_EQ(csv[0].rfind("time,sequence,gpu,uuid,", 0), 0u);
+  EXPECT_NE(csv[1].find(",0,GPU-ba5eb01e-1a44-0730-738a-4f10e71191a1,"), std::string::npos)
+      << csv[1];
+  const auto jsonl = Lines(Slurp(dir / "a.jsonl"));
+  ASSERT_GE(jsonl.size(), 3u);
+  EXPECT_EQ(nlohmann::json::parse(jsonl[0])["type"], "header");
+  EXPECT_EQ(nlohmann::json::parse(jsonl[1])["type"], "sample");
+  EXPECT_EQ(nlohmann::json::parse(jsonl[1])["devices"][0]["fields"]["memory_used_bytes"],
+            64961380352);
+  fs::remove_all(dir);
+}
+
+TEST(CliWatch, CtrlCFlushesEveryOutput) {
+  const fs::path csv =
+      fs::temp_directory_path() / ("gw-watch-int-" + std::to_string(getpid()) + ".csv");
+  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
+                          " && GPUWATCH_FAKE_TIME=100 timeout --preserve-status -s INT 0.6 " +
+                          GPUWATCH_BINARY_DIR + "/gpuwatch watch " + kFixed +
+                          " -i 20ms --quiet --csv " + csv.string() + " >/dev/null";
+  const int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  const auto rows = Lines(Slurp(csv));
+  ASSERT_GE(rows.size(), 3u);
+  EXPECT_EQ(rows.size() % 2, 1u) << "header plus whole samples (2 GPUs each)";
+  for (const auto& row : rows)
+    EXPECT_EQ(std::count(row.begin(), row.end(), ','),
+              std::count(rows[0].begin(), rows[0].end(), ','));
+  fs::remove(csv);
+}
+
+TEST(CliWatch, PrintsLogLinesAndDeviceEvents) {
+  const CmdResult r =
+      Gpuwatch("watch --scenario scenarios/test/lost.yaml --color=never -i 50ms --duration 180ms",
+               "GPUWATCH_FAKE_TIME=15");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("GPU-0: Mem="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU-1: LOST"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device_lost sampler GPU-1: GPU 1 lost"), std::string::npos) << r.out;
+}
+
+TEST(CliWatch, BadOptionsFailBeforeSampling) {
+  const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
+  EXPECT_EQ(interval.code, 2);
+  EXPECT_NE(interval.err.find("--interval: \"5parsecs\" is not a duration"), std::string::npos)
+      << interval.err;
+  const CmdResult tiny = Gpuwatch("watch " + kFixed + " -i 1ms");
+  EXPECT_EQ(tiny.code, 2);
+  const CmdResult path = Gpuwatch("watch " + kFixed + " --csv /nonexistent-dir/x.csv");
+  EXPECT_EQ(path.code, 2);
+  EXPECT_NE(path.err.find("cannot write /nonexistent-dir/x.csv"), std::string::npos) << path.err;
+  EXPECT_EQ(path.out, "") << "nothing sampled";
+}
+
 }  // namespace

@@ -1,0 +1,32 @@
+// Per-sample text outputs of `watch` and `run`, pure functions of a snapshot:
+//   log lines   "[14:23:05] GPU-0: Mem=68.2% Util=72.1% Temp=69°C Power=412W"
+//   CSV         stable columns (docs/outputs.md), one row per GPU per sample
+//   JSON Lines  schema "gpuwatch.jsonl/1": a header line with the static facts,
+//               then one "sample" line per snapshot and one "event" line per event
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+
+namespace gpuwatch {
+
+std::string LogLine(const Snapshot& snapshot, const DeviceSample& device);
+std::string EventLogLine(const Event& event);
+
+// The CSV columns: time, sequence, gpu, uuid, then every device field sampled
+// over time (cadence interval, slow and costly) by catalogue key.
+const std::vector<std::string>& CsvColumns();
+std::string CsvHeader();
+std::vector<std::string> CsvRows(const Snapshot& snapshot);
+
+inline constexpr std::string_view kJsonlSchema = "gpuwatch.jsonl/1";
+std::string JsonlHeader(const Snapshot& first, const std::string& hostname);
+std::string JsonlSample(const Snapshot& snapshot);
+std::string JsonlEvent(const Event& event);
+nlohmann::json EventToJson(const Event& event);
+
+}  // namespace gpuwatch

@@ -1,0 +1,221 @@
+#include "sampler/sampler.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+
+namespace gpuwatch {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::chrono::milliseconds HangAfter(const SamplerOptions& o) {
+  if (o.hang_after.count() > 0) return o.hang_after;
+  return std::max(std::chrono::milliseconds(2000), 5 * o.interval);
+}
+
+}  // namespace
+
+struct Sampler::State {
+  State(std::unique_ptr<Backend> b, std::unique_ptr<host::ProcessResolver> r, SamplerOptions o)
+      : backend(std::move(b)), resolver(std::move(r)), options(o) {}
+
+  // Owned by the sampling thread alone once it runs.
+  std::unique_ptr<Backend> backend;
+  std::unique_ptr<host::ProcessResolver> resolver;
+  const SamplerOptions options;
+
+  mutable std::mutex mu;
+  mutable std::condition_variable cv;
+  std::shared_ptr<const Snapshot> latest;               // GUARDED_BY(mu)
+  std::deque<std::shared_ptr<const Snapshot>> history;  // GUARDED_BY(mu)
+  std::uint64_t sequence = 0;                           // GUARDED_BY(mu)
+  bool stopping = false;                                // GUARDED_BY(mu)
+  bool finished = false;                                // GUARDED_BY(mu)
+
+  std::atomic<std::int64_t> sample_started_ns{0};  // 0 while idle
+  std::atomic<bool> hung{false};
+
+  std::jthread sampling;
+  std::jthread watchdog;
+
+  void Publish(Snapshot s) {
+    std::lock_guard lock(mu);
+    s.sequence = ++sequence;
+    auto shared = std::make_shared<const Snapshot>(std::move(s));
+    latest = shared;
+    history.push_back(shared);
+    while (history.size() > std::max<std::size_t>(options.history, 1)) history.pop_front();
+    cv.notify_all();
+  }
+};
+
+namespace {
+
+struct Working {
+  HostFields host;
+  std::vector<DeviceSample> devices;
+  std::vector<bool> needs_static;
+  Clock::time_point last_slow{};
+  Clock::time_point last_costly{};
+  bool first = true;
+};
+
+// One sample: which fields are due, read them, attribute processes.
+Snapshot SampleOnce(Sampler::State& st, Working& w) {
+  const auto t0 = Clock::now();
+  Snapshot s;
+  s.time = std::chrono::system_clock::now();
+  s.demo = st.backend->info().demo;
+  s.source = "nvml:" + st.backend->info().library_path;
+  if (w.first) {
+    w.host = st.backend->ReadHost();
+    const int n = st.backend->DeviceCount();
+    w.devices.resize(static_cast<std::size_t>(n));
+    w.needs_static.assign(static_cast<std::size_t>(n), true);
+  }
+  FieldMask due = FieldsWithCadence({Cadence::kInterval});
+  if (w.first || t0 - w.last_slow >= st.options.slow_period) {
+    due |= FieldsWithCadence({Cadence::kSlow});
+    w.last_slow = t0;
+  }
+  if (w.first || t0 - w.last_costly >= st.options.costly_period) {
+    due |= FieldsWithCadence({Cadence::kCostly});
+    w.last_costly = t0;
+  }
+  const FieldMask with_static = due | FieldsWithCadence({Cadence::kStatic});
+  for (std::size_t i = 0; i < w.devices.size(); ++i) {
+    DeviceSample& d = w.devices[i];
+    st.backend->ReadDevice(static_cast<int>(i), w.needs_static[i] ? with_static : due,
+                           st.options.processes, d);
+    // A lost device has its identity re-read when it comes back.
+    w.needs_static[i] = d.health != DeviceHealth::kOk;
+    if (st.resolver) {
+      for (auto& p : d.processes) st.resolver->Resolve(p);
+    }
+  }
+  if (st.resolver) st.resolver->EndSample();
+  s.host = w.host;
+  s.devices = w.devices;
+  for (std::size_t i = 0; i < w.devices.size(); ++i) {
+    const Reading& mig = w.devices[i].fields[FieldId::kMigMode];
+    if (mig.is_number() && mig.number() == 1) {
+      for (auto& m : st.backend->ReadMigDevices(
+               static_cast<int>(i), with_static & ~FieldsWithCadence({Cadence::kCostly}), false)) {
+        s.mig_devices.push_back(std::move(m));
+      }
+    }
+  }
+  w.first = false;
+  s.sample_duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
+  return s;
+}
+
+void SamplingLoop(std::shared_ptr<Sampler::State> st) {
+  Working w;
+  auto next = Clock::now();
+  while (true) {
+    {
+      std::unique_lock lock(st->mu);
+      st->cv.wait_until(lock, next, [&] { return st->stopping; });
+      if (st->stopping) break;
+    }
+    st->sample_started_ns = Clock::now().time_since_epoch().count();
+    Snapshot s = SampleOnce(*st, w);
+    st->sample_started_ns = 0;
+    st->hung = false;
+    st->Publish(std::move(s));
+    next += st->options.interval;
+    const auto now = Clock::now();
+    if (next < now) next = now;  // overran: don't try to catch up in a burst
+  }
+  std::lock_guard lock(st->mu);
+  st->finished = true;
+  st->cv.notify_all();
+}
+
+void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
+  const auto limit = HangAfter(st->options);
+  const auto tick =
+      std::clamp(limit / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(200));
+  while (!stop.stop_requested()) {
+    std::this_thread::sleep_for(tick);
+    const std::int64_t started = st->sample_started_ns;
+    if (started == 0 || st->hung) continue;
+    const auto running = Clock::now() - Clock::time_point(Clock::duration(started));
+    if (running < limit) continue;
+    st->hung = true;
+    std::shared_ptr<const Snapshot> last;
+    {
+      std::lock_guard lock(st->mu);
+      last = st->latest;
+    }
+    if (last) {
+      Snapshot copy = *last;  // the last good values, marked stale
+      copy.stale = true;
+      st->Publish(std::move(copy));
+    }
+  }
+}
+
+}  // namespace
+
+Sampler::Sampler(std::unique_ptr<Backend> backend, std::unique_ptr<host::ProcessResolver> resolver,
+                 SamplerOptions options)
+    : state_(std::make_shared<State>(std::move(backend), std::move(resolver), options)) {}
+
+Sampler::~Sampler() { Stop(); }
+
+void Sampler::Start() {
+  if (state_->sampling.joinable()) return;
+  state_->sampling = std::jthread([st = state_] { SamplingLoop(st); });
+  state_->watchdog = std::jthread([st = state_](std::stop_token stop) { WatchdogLoop(st, stop); });
+}
+
+void Sampler::Stop(std::chrono::milliseconds grace) {
+  {
+    std::lock_guard lock(state_->mu);
+    state_->stopping = true;
+    state_->cv.notify_all();
+  }
+  if (state_->watchdog.joinable()) {
+    state_->watchdog.request_stop();
+    state_->watchdog.join();
+  }
+  if (!state_->sampling.joinable()) return;
+  std::unique_lock lock(state_->mu);
+  if (state_->cv.wait_for(lock, grace, [&] { return state_->finished; })) {
+    lock.unlock();
+    state_->sampling.join();
+  } else {
+    // Stuck in a driver call: it keeps the shared state alive and ends on its own.
+    lock.unlock();
+    state_->sampling.detach();
+  }
+}
+
+std::shared_ptr<const Snapshot> Sampler::Latest() const {
+  std::lock_guard lock(state_->mu);
+  return state_->latest;
+}
+
+std::shared_ptr<const Snapshot> Sampler::WaitNewer(std::uint64_t after,
+                                                   std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(state_->mu);
+  state_->cv.wait_for(lock, timeout, [&] {
+    return state_->stopping || (state_->latest && state_->latest->sequence > after);
+  });
+  if (state_->latest && state_->latest->sequence > after) return state_->latest;
+  return nullptr;
+}
+
+std::vector<std::shared_ptr<const Snapshot>> Sampler::History() const {
+  std::lock_guard lock(state_->mu);
+  return {state_->history.begin(), state_->history.end()};
+}
+
+bool Sampler::hung() const { return state_->hung; }
+
+}  // namespace gpuwatch

@@ -1,0 +1,59 @@
+// LineFile: appends text lines to a file from a writer thread, so the caller
+// (the sampler's consumer) never waits on the disk. Bounded: when the queue is
+// full the oldest lines are dropped and counted. A write error (disk full) is
+// reported once through `on_error` and writing resumes when it can; nothing
+// already written is lost. Close() (and the destructor) writes what is queued.
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <cstdio>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "gpuwatch/status.h"
+
+namespace gpuwatch {
+
+class LineFile {
+ public:
+  using ErrorHandler = std::function<void(const std::string&)>;
+  // Opens (creates, appends) `path` now, so an unwritable path fails before
+  // anything starts.
+  static Result<std::unique_ptr<LineFile>> Open(const std::string& path, ErrorHandler on_error,
+                                                std::size_t max_queued = 100'000);
+  ~LineFile();
+  LineFile(const LineFile&) = delete;
+  LineFile& operator=(const LineFile&) = delete;
+
+  void Write(std::string line);  // a newline is added
+  void Flush();                  // returns when everything queued is on disk (or failed)
+  void Close();
+  std::uint64_t dropped() const;
+  std::uint64_t failed_writes() const;
+
+ private:
+  LineFile(std::FILE* file, std::string path, ErrorHandler on_error, std::size_t max_queued);
+  void Run(std::stop_token stop);
+
+  std::FILE* file_;
+  const std::string path_;
+  const ErrorHandler on_error_;
+  const std::size_t max_queued_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
+  std::uint64_t dropped_ = 0;      // GUARDED_BY(mu_)
+  std::uint64_t failed_ = 0;       // GUARDED_BY(mu_)
+  std::uint64_t pending_ = 0;      // GUARDED_BY(mu_): taken off the queue, not yet written
+  bool failing_ = false;           // GUARDED_BY(mu_)
+  bool closed_ = false;            // GUARDED_BY(mu_)
+  std::jthread writer_;
+};
+
+}  // namespace gpuwatch

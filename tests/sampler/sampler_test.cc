@@ -1,0 +1,179 @@
+// The sampler thread: cadence per field, publication, history ring, and the
+// watchdog that keeps a hung driver call from freezing readers.
+#include "sampler/sampler.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "../backends/fake_env.h"
+#include "sampler/lifecycle.h"
+
+namespace gpuwatch {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A backend at the seam that records which fields each read asked for.
+class CountingBackend final : public Backend {
+ public:
+  const BackendInfo& info() const override { return info_; }
+  HostFields ReadHost() override {
+    ++host_reads;
+    return {};
+  }
+  int DeviceCount() const override { return 2; }
+  void ReadDevice(int index, const FieldMask& which, bool, DeviceSample& out) override {
+    std::lock_guard lock(mu);
+    masks.push_back(which);
+    out.index = index;
+    out.fields[FieldId::kMemoryUsedBytes] = Reading::Number(static_cast<double>(masks.size()));
+  }
+  std::vector<DeviceSample> ReadMigDevices(int, const FieldMask&, bool) override { return {}; }
+
+  std::mutex mu;
+  std::vector<FieldMask> masks;  // GUARDED_BY(mu)
+  int host_reads = 0;
+
+ private:
+  BackendInfo info_;
+};
+
+std::shared_ptr<const Snapshot> WaitFor(const Sampler& s, std::uint64_t sequence) {
+  std::shared_ptr<const Snapshot> snap;
+  for (int i = 0; i < 500 && (!snap || snap->sequence < sequence); ++i) {
+    snap = s.WaitNewer(snap ? snap->sequence : 0, milliseconds(100));
+    if (!snap) snap = s.Latest();
+  }
+  return snap;
+}
+
+TEST(Sampler, PublishesNumberedSnapshotsIntoABoundedRing) {
+  auto backend = std::make_unique<CountingBackend>();
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  o.history = 4;
+  Sampler s(std::move(backend), nullptr, o);
+  EXPECT_EQ(s.Latest(), nullptr);
+  s.Start();
+  auto snap = WaitFor(s, 6);
+  ASSERT_TRUE(snap);
+  EXPECT_GE(snap->sequence, 6u);
+  s.Stop();
+  const auto history = s.History();
+  ASSERT_EQ(history.size(), 4u) << "the ring keeps the newest 4";
+  for (std::size_t i = 1; i < history.size(); ++i) {
+    EXPECT_EQ(history[i]->sequence, history[i - 1]->sequence + 1);
+  }
+  EXPECT_EQ(history.back()->sequence, s.Latest()->sequence);
+}
+
+TEST(Sampler, ReadsStaticFieldsOnceAndCostlyOnesAtTheirOwnPeriod) {
+  auto backend = std::make_unique<CountingBackend>();
+  CountingBackend* raw = backend.get();
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  o.costly_period = std::chrono::hours(1);
+  o.slow_period = std::chrono::hours(1);
+  Sampler s(std::move(backend), nullptr, o);
+  s.Start();
+  ASSERT_TRUE(WaitFor(s, 5));
+  s.Stop();
+  std::lock_guard lock(raw->mu);
+  ASSERT_GE(raw->masks.size(), 10u);
+  EXPECT_EQ(raw->host_reads, 1);
+  for (std::size_t i = 0; i < raw->masks.size(); ++i) {
+    const bool first_round = i < 2;  // two devices
+    EXPECT_EQ(Has(raw->masks[i], FieldId::kName), first_round) << i;
+    EXPECT_EQ(Has(raw->masks[i], FieldId::kEnergyJoules), first_round) << i;
+    EXPECT_EQ(Has(raw->masks[i], FieldId::kPowerLimitWatts), first_round) << i;
+    EXPECT_TRUE(Has(raw->masks[i], FieldId::kMemoryUsedBytes)) << i;
+  }
+}
+
+TEST(Sampler, KeepsValuesOfFieldsNotReadThisTick) {
+  auto b = testing::OpenFake("fixed.yaml", 100);
+  ASSERT_TRUE(b);
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  Sampler s(std::move(b), nullptr, o);
+  s.Start();
+  auto snap = WaitFor(s, 3);
+  s.Stop();
+  ASSERT_TRUE(snap);
+  ASSERT_EQ(snap->devices.size(), 2u);
+  EXPECT_EQ(snap->devices[0].fields[FieldId::kName].text(), "NVIDIA H200") << "read once, kept";
+  EXPECT_TRUE(snap->devices[0].fields[FieldId::kEnergyJoules].is_number()) << "costly, kept";
+  EXPECT_EQ(snap->devices[0].processes.size(), 2u);
+  EXPECT_FALSE(snap->stale);
+}
+
+TEST(Sampler, WatchdogRepublishesTheLastSnapshotAsStaleWhileACallHangs) {
+  const auto dir = std::filesystem::temp_directory_path() / ("gw-hang-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  const auto scenario = dir / "hang.yaml";
+  std::ofstream(scenario) << "devices:\n  - {name: NVIDIA H200, power_draw: 300}\n"
+                             "faults:\n  - hang: {call: nvmlDeviceGetPowerUsage, ms: 1500}\n"
+                             "    device: 0\n    from: 50\n";
+  setenv("GPUWATCH_FAKE_SCENARIO", scenario.c_str(), 1);
+  testing::AtTime(10);
+  nvml::NvmlOptions no;
+  no.library_path = testing::FakeLibrary();
+  auto b = nvml::NvmlBackend::Open(no);
+  ASSERT_TRUE(b) << b.error().message();
+  SamplerOptions o;
+  o.interval = milliseconds(20);
+  o.hang_after = milliseconds(200);
+  Sampler s(std::move(*b), nullptr, o);
+  s.Start();
+  auto good = WaitFor(s, 2);
+  ASSERT_TRUE(good);
+  EXPECT_FALSE(good->stale);
+  testing::AtTime(60);  // inside the hang window: the next power read blocks 1.5 s
+  std::shared_ptr<const Snapshot> stale;
+  for (int i = 0; i < 100 && !(stale && stale->stale); ++i)
+    stale = s.WaitNewer(stale ? stale->sequence : good->sequence, milliseconds(100));
+  ASSERT_TRUE(stale && stale->stale) << "readers get the last snapshot, marked stale";
+  EXPECT_TRUE(s.hung());
+  EXPECT_EQ(stale->devices[0].fields[FieldId::kPowerDrawWatts].number(), 300) << "last good values";
+  testing::AtTime(10);  // after the hang the sampler recovers
+  std::shared_ptr<const Snapshot> fresh = stale;
+  for (int i = 0; i < 100 && fresh->stale; ++i) {
+    auto next = s.WaitNewer(fresh->sequence, milliseconds(100));
+    if (next) fresh = next;
+  }
+  EXPECT_FALSE(fresh->stale);
+  EXPECT_FALSE(s.hung());
+  s.Stop();
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Lifecycle, ReportsLostAndBackDevicesAndProcessStartsAndEnds) {
+  Snapshot a;
+  a.devices.resize(2);
+  a.devices[1].index = 1;
+  ProcessSample p;
+  p.pid = 10;
+  p.host.start_ticks = 5;
+  a.devices[0].processes.push_back(p);
+  Snapshot b = a;
+  b.devices[1].health = DeviceHealth::kLost;
+  b.devices[0].processes[0].host.start_ticks = 6;  // pid reused: one ended, one started
+  const auto events = LifecycleEvents(&a, b);
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, Event::Kind::kDeviceLost);
+  EXPECT_EQ(events[0].gpu, 1);
+  EXPECT_EQ(events[1].kind, Event::Kind::kProcessStarted);
+  EXPECT_EQ(events[1].process->start_ticks, 6u);
+  EXPECT_EQ(events[2].kind, Event::Kind::kProcessEnded);
+  EXPECT_EQ(events[2].process->start_ticks, 5u);
+  const auto back = LifecycleEvents(&b, a);
+  ASSERT_GE(back.size(), 1u);
+  EXPECT_EQ(back[0].kind, Event::Kind::kDeviceBack);
+  EXPECT_TRUE(LifecycleEvents(nullptr, a).empty()) << "running processes are not new at start";
+}
+
+}  // namespace
+}  // namespace gpuwatch
