@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "analysis/diagnoses/diagnoses.h"
 #include "cli/commands.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
@@ -92,6 +93,7 @@ int RunWatch(const CommonArgs& common, const WatchArgs& args) {
 
   std::shared_ptr<const Snapshot> previous;
   const std::string hostname = Hostname();
+  Diagnoser diagnoser;
   while (!g_stop && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
     auto snap =
         sampler.WaitNewer(previous ? previous->sequence : 0, std::chrono::milliseconds(100));
@@ -99,7 +101,9 @@ int RunWatch(const CommonArgs& common, const WatchArgs& args) {
     if (!args.quiet) {
       for (const auto& d : snap->devices) std::cout << LogLine(*snap, d) << "\n";
     }
-    for (const auto& e : LifecycleEvents(previous.get(), *snap)) {
+    std::vector<Event> events = LifecycleEvents(previous.get(), *snap);
+    for (auto& e : diagnoser.Observe(*snap)) events.push_back(std::move(e));
+    for (const auto& e : events) {
       if (!args.quiet) std::cout << EventLogLine(e) << "\n";
       if (out.jsonl) out.jsonl->Write(JsonlEvent(e));
     }

@@ -95,7 +95,18 @@ void ProcessResolver::Resolve(ProcessSample& p) {
   }
 }
 
-void ProcessResolver::EndSample() { cpu_.EndSample(); }
+void ProcessResolver::EndSample() {
+  cpu_.EndSample();
+  sample_uptime_.reset();
+}
+
+std::optional<double> ProcessResolver::ProcUptime() {
+  if (!sample_uptime_) {
+    Result<std::string> text = ReadWholeFile(options_.proc_dir / "uptime");
+    sample_uptime_ = text ? ParseUptime(*text) : std::nullopt;
+  }
+  return *sample_uptime_;
+}
 
 std::optional<std::int64_t> ProcessResolver::BootTime() {
   if (!boot_time_s_) {
@@ -107,9 +118,7 @@ std::optional<std::int64_t> ProcessResolver::BootTime() {
 }
 
 std::optional<double> ProcessResolver::SecondsSinceStart(std::uint64_t start_ticks) {
-  Result<std::string> text = ReadWholeFile(options_.proc_dir / "uptime");
-  if (!text) return std::nullopt;
-  std::optional<double> uptime = ParseUptime(*text);
+  std::optional<double> uptime = ProcUptime();
   if (!uptime) return std::nullopt;
   // uptime and start time both have tick resolution: a process started in the
   // current tick is taken to have lived one tick, not zero or less.
@@ -189,7 +198,16 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
   CpuMeter::Key key{p.pid, stat->start_ticks};
   std::optional<double> since_start;
   if (!cpu_.Has(key)) since_start = SecondsSinceStart(stat->start_ticks);
-  auto now = options_.steady_now ? options_.steady_now() : std::chrono::steady_clock::now();
+  // Elapsed time between samples is read on the tree's own clock (/proc/uptime):
+  // the same as a steady clock on a live system, and still on a static tree.
+  auto now = std::chrono::steady_clock::now();
+  if (options_.steady_now) {
+    now = options_.steady_now();
+  } else if (std::optional<double> uptime = ProcUptime()) {
+    now = std::chrono::steady_clock::time_point(
+        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+            std::chrono::duration<double>(*uptime)));
+  }
   std::optional<double> ratio =
       cpu_.Update(key, stat->utime_ticks + stat->stime_ticks, now, since_start);
   p.fields[FieldId::kProcessCpuRatio] =

@@ -75,6 +75,10 @@ class ProcessResolver {
   bool pids_not_ours_ = false;
   double ticks_per_second_;
   std::optional<std::int64_t> boot_time_s_;  // cached once read
+  // The /proc tree's own clock (uptime, s), read once per sample: CPU ratios
+  // are measured on it, so a static tree (the demo) keeps its figures.
+  std::optional<double> ProcUptime();
+  std::optional<std::optional<double>> sample_uptime_;  // cleared by EndSample
   UserTable users_;
   CpuMeter cpu_;
 };

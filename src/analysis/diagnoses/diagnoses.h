@@ -1,0 +1,77 @@
+// Diagnoses: explanations a person can act on, from a run of snapshots.
+//  - pre-allocation: a process takes >= 70 % of a GPU within seconds of
+//    starting and stays flat: TensorFlow/JAX reserving memory up front, so
+//    nvidia-smi's number says nothing about real use;
+//  - starved GPU: utilization low for minutes while a process holds memory,
+//    with a hint (the process is CPU-bound, or the input pipeline is slow);
+//  - throttling: how long each GPU ran with clocks held down, and why.
+// Consumes snapshots in order on one thread; no I/O.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+
+namespace gpuwatch {
+
+struct DiagnosisOptions {
+  double preallocation_ratio = 0.70;                // of the GPU's memory
+  std::chrono::seconds preallocation_within{30};    // of the process starting
+  std::chrono::seconds preallocation_flat_for{60};  // then flat this long
+  double preallocation_flat_band = 0.02;            // of the GPU's memory
+  double starved_utilization = 0.30;
+  std::chrono::seconds starved_for{300};
+  double starved_min_memory_bytes = 1024.0 * 1024 * 1024;  // a process holds at least this
+  double cpu_bound_ratio = 0.90;                           // of one core
+  std::chrono::seconds throttle_report_after{60};          // continuous, per episode
+};
+
+// Time with clocks held down, per reason, for one GPU.
+struct ThrottleTotals {
+  std::chrono::milliseconds thermal{0};
+  std::chrono::milliseconds power{0};
+  std::chrono::milliseconds any{0};  // any limiting reason (idle excluded)
+};
+
+class Diagnoser {
+ public:
+  explicit Diagnoser(DiagnosisOptions options = {});
+  std::vector<Event> Observe(const Snapshot& snapshot);
+  const std::map<int, ThrottleTotals>& throttle_totals() const { return throttle_; }
+  // Total time each GPU spent starved (low utilization while memory is held).
+  const std::map<int, std::chrono::milliseconds>& starved_totals() const { return starved_total_; }
+
+ private:
+  struct ProcessTrack {
+    std::chrono::system_clock::time_point first_seen;
+    bool seen_from_start = false;  // first seen soon after it started
+    double first_bytes = 0;
+    double min_bytes = 0;
+    double max_bytes = 0;
+    bool reported = false;
+    bool disqualified = false;
+  };
+  struct GpuTrack {
+    std::optional<std::chrono::system_clock::time_point> starved_since;
+    bool starved_reported = false;
+    std::optional<std::chrono::system_clock::time_point> throttled_since;
+    bool throttle_reported = false;
+  };
+
+  void Preallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
+  void Starvation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
+  void Throttling(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
+
+  DiagnosisOptions options_;
+  std::map<std::pair<int, ProcessKey>, ProcessTrack> processes_;
+  std::map<int, GpuTrack> gpus_;
+  std::map<int, ThrottleTotals> throttle_;
+  std::map<int, std::chrono::milliseconds> starved_total_;
+  std::optional<std::chrono::system_clock::time_point> last_time_;
+};
+
+}  // namespace gpuwatch
