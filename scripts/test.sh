@@ -35,8 +35,8 @@ fi
 step "fuzzing every parser (bounded: 30 s or 200000 inputs each)"
 CXX=clang++ CC=clang cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
   -DGPUWATCH_BUILD_FUZZERS=ON -DGPUWATCH_SANITIZE=ON -DGPUWATCH_BUILD_TESTS=OFF >/dev/null
-if cmake --build build/fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer; then
-  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer; do
+if cmake --build build/fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; then
+  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/$f/* "$corpus"/
     if build/fuzz/tests/fuzz/$f -runs=200000 -max_total_time=30 -artifact_prefix=build/fuzz/ "$corpus" \

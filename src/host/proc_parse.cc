@@ -48,10 +48,11 @@ std::optional<StatInfo> ParseStat(std::string_view text) {
   info.comm = std::string(text.substr(open + 1, close - open - 1));
   // Fields from 3 (state) on, so field N is rest[N - 3].
   std::vector<std::string_view> rest = SplitWhitespace(text.substr(close + 1));
-  constexpr std::size_t kState = 3, kUtime = 14, kStime = 15, kStart = 22;
+  constexpr std::size_t kState = 3, kPpid = 4, kUtime = 14, kStime = 15, kStart = 22;
   if (rest.size() <= kStart - kState) return std::nullopt;
   if (rest[0].size() != 1) return std::nullopt;
   info.state = rest[0][0];
+  info.ppid = ParseNumber<std::uint32_t>(rest[kPpid - kState]).value_or(0);
   auto utime = ParseNumber<std::uint64_t>(rest[kUtime - kState]);
   auto stime = ParseNumber<std::uint64_t>(rest[kStime - kState]);
   auto start = ParseNumber<std::uint64_t>(rest[kStart - kState]);

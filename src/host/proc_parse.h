@@ -16,6 +16,7 @@ namespace gpuwatch::host {
 struct StatInfo {
   std::string comm;  // may hold spaces and ')'
   char state = '?';
+  std::uint32_t ppid = 0;         // field 4
   std::uint64_t utime_ticks = 0;  // field 14
   std::uint64_t stime_ticks = 0;  // field 15
   std::uint64_t start_ticks = 0;  // field 22: since boot

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <limits>
 
 #include "backends/nvml/nvml_api.h"
@@ -28,11 +29,21 @@ unsigned long long ToULL(double value) {
                      : static_cast<unsigned long long>(r);
 }
 
+// Reads a bound process's pid from its file; false while there is none.
+bool BindPid(const ProcessSpec& p) {
+  std::ifstream in(p.pid_file);
+  unsigned pid = 0;
+  if (!(in >> pid) || pid == 0) return false;
+  p.pid = pid;
+  return true;
+}
+
 std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
                                                 const MigInstanceSpec* mig) {
   std::vector<const ProcessSpec*> out;
   for (const ProcessSpec& p : d.processes) {
     if (t < p.start_s || (p.end_s && t >= *p.end_s)) continue;
+    if (!p.pid_file.empty() && !BindPid(p)) continue;
     if (mig != nullptr && (p.gi != mig->gi || p.ci.value_or(0) != mig->ci)) continue;
     out.push_back(&p);
   }

@@ -72,10 +72,16 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
   MapReader r(node, where);
   ProcessSpec p;
   auto pid = r.Number("pid");
-  if (!pid || *pid <= 0)
-    throw ScenarioError(node.Mark(), "a positive 'pid' is required in " + where);
-  p.pid = static_cast<unsigned>(*pid);
-  const std::string named = "process " + std::to_string(p.pid) + " (" + where + ")";
+  if (auto file = r.String("pid_file")) {
+    if (pid) throw ScenarioError(node.Mark(), "give 'pid' or 'pid_file', not both, in " + where);
+    p.pid_file = *file;
+  } else if (!pid || *pid <= 0) {
+    throw ScenarioError(node.Mark(), "a positive 'pid' (or a 'pid_file') is required in " + where);
+  } else {
+    p.pid = static_cast<unsigned>(*pid);
+  }
+  const std::string named =
+      "process " + (p.pid_file.empty() ? std::to_string(p.pid) : p.pid_file) + " (" + where + ")";
   if (device != nullptr) {
     auto d = r.Number("device");
     if (!d) throw ScenarioError(node.Mark(), "'device' is required in " + named);

@@ -17,7 +17,11 @@ namespace gpuwatch::fake_nvml {
 enum class ProcessType { kCompute, kGraphics };
 
 struct ProcessSpec {
-  unsigned pid = 0;
+  // The pid, or, with `pid_file`, whatever number that file holds when NVML is
+  // asked (binds the scripted process to a real one, e.g. the child of
+  // `gpuwatch run`); not listed while the file is missing or empty.
+  mutable unsigned pid = 0;
+  std::string pid_file;
   ProcessType type = ProcessType::kCompute;
   double start_s = 0;  // listed while start <= t < end
   std::optional<double> end_s;

@@ -1,0 +1,258 @@
+#include "analysis/job/job_summary.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace gpuwatch {
+namespace {
+
+using nlohmann::json;
+constexpr double kGiB = 1024.0 * 1024 * 1024;
+
+double Percentile(const std::array<std::uint32_t, 1001>& bins, std::uint64_t count, double q) {
+  if (count == 0) return 0;
+  const auto rank = static_cast<std::uint64_t>(std::ceil(q * static_cast<double>(count)));
+  std::uint64_t seen = 0;
+  for (std::size_t i = 0; i < bins.size(); ++i) {
+    seen += bins[i];
+    if (seen >= std::max<std::uint64_t>(rank, 1)) return static_cast<double>(i) / 1000.0;
+  }
+  return 1.0;
+}
+
+std::string Duration(std::chrono::milliseconds d) {
+  const auto s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s >= 3600) return fmt::format("{}h {:02}m {:02}s", s / 3600, s / 60 % 60, s % 60);
+  if (s >= 60) return fmt::format("{}m {:02}s", s / 60, s % 60);
+  return fmt::format("{:.1f}s", static_cast<double>(d.count()) / 1000.0);
+}
+
+}  // namespace
+
+JobSummary::JobSummary(std::vector<std::string> command,
+                       std::chrono::system_clock::time_point started) {
+  report_.command = std::move(command);
+  report_.started = started;
+}
+
+void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_pids) {
+  if (s.stale) return;
+  double job_bytes = 0;
+  for (const auto& d : s.devices) {
+    if (d.health != DeviceHealth::kOk) continue;
+    bool used_by_job = false;
+    for (const auto& p : d.processes) {
+      if (job_pids.count(p.pid) == 0) continue;
+      used_by_job = true;
+      const Reading& mem = p.fields[FieldId::kProcessUsedMemoryBytes];
+      const double bytes = mem.is_number() ? mem.number() : 0;
+      job_bytes += bytes;
+      JobProcessPeak& peak = peaks_[{d.index, ProcessKey{p.pid, p.host.start_ticks}}];
+      peak.gpu = d.index;
+      peak.pid = p.pid;
+      if (peak.command.empty())
+        peak.command = p.host.command.empty() ? p.host.name : p.host.command;
+      peak.peak_bytes = std::max(peak.peak_bytes, bytes);
+    }
+    if (used_by_job) report_.gpus.insert(d.index);
+    if (report_.gpus.count(d.index) == 0) continue;
+    const Reading& used = d.fields[FieldId::kMemoryUsedBytes];
+    if (used.is_number()) {
+      double& peak = report_.peak_device_used_bytes[d.index];
+      peak = std::max(peak, used.number());
+    }
+    if (const Reading& total = d.fields[FieldId::kMemoryTotalBytes]; total.is_number()) {
+      report_.device_total_bytes[d.index] = total.number();
+    }
+    const Reading& util = d.fields[FieldId::kUtilizationGpuRatio];
+    if (util.is_number()) {
+      Histogram& h = util_[d.index];
+      const auto bin =
+          static_cast<std::size_t>(std::clamp(std::lround(util.number() * 1000), 0L, 1000L));
+      ++h.bins[bin];
+      ++h.count;
+      h.sum += util.number();
+    }
+    const Reading& energy = d.fields[FieldId::kEnergyJoules];
+    if (energy.is_number()) {
+      auto [it, fresh] = energy_first_last_.try_emplace(d.index, energy.number(), energy.number());
+      if (!fresh) it->second.second = energy.number();
+    }
+  }
+  report_.peak_job_bytes = std::max(report_.peak_job_bytes, job_bytes);
+}
+
+void JobSummary::AddEvent(const Event& e) {
+  if (report_.events.size() < 1000) report_.events.push_back(e);
+  if (e.kind == Event::Kind::kLeakSuspected) report_.leak_verdict = "leak suspected: " + e.message;
+}
+
+void JobSummary::AddMark(const std::string& kind, const std::string& value) {
+  report_.last_marks[kind] = value;
+  if (kind == "step") ++report_.steps;
+}
+
+void JobSummary::AddFrameworkMemory(int device, const std::string& framework,
+                                    const std::map<std::string, double, std::less<>>& bytes) {
+  FrameworkMemory& f = report_.framework_memory[device];
+  f.framework = framework;
+  for (const auto& [k, v] : bytes) {
+    f.last[k] = v;
+    f.peak[k] = std::max(f.peak[k], v);
+  }
+}
+
+JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
+                             std::optional<int> exit_status,
+                             const std::map<int, std::chrono::milliseconds>& starved,
+                             const std::map<int, std::chrono::milliseconds>& throttled) const {
+  JobReport r = report_;
+  r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(ended - r.started);
+  r.exit_status = exit_status;
+  for (const auto& [gpu, h] : util_) {
+    r.utilization[gpu] = {h.count, h.count ? h.sum / static_cast<double>(h.count) : 0,
+                          Percentile(h.bins, h.count, 0.5), Percentile(h.bins, h.count, 0.95)};
+  }
+  for (const auto& [gpu, fl] : energy_first_last_)
+    r.energy_joules[gpu] = std::max(0.0, fl.second - fl.first);
+  for (const auto& [gpu, t] : starved) {
+    if (r.gpus.count(gpu)) r.starved[gpu] = t;
+  }
+  for (const auto& [gpu, t] : throttled) {
+    if (r.gpus.count(gpu)) r.throttled[gpu] = t;
+  }
+  for (const auto& [key, peak] : peaks_) r.processes.push_back(peak);
+  std::sort(r.processes.begin(), r.processes.end(),
+            [](const auto& a, const auto& b) { return a.peak_bytes > b.peak_bytes; });
+  return r;
+}
+
+std::string RenderJobReport(const JobReport& r) {
+  std::string out = "\n── gpuwatch run summary ──────────────────────────────────────────\n";
+  std::string command;
+  for (const auto& a : r.command) command += (command.empty() ? "" : " ") + a;
+  out += fmt::format("command      {}\n", command);
+  out += fmt::format("duration     {}\n", Duration(r.duration));
+  if (r.exit_status) out += fmt::format("exit status  {}\n", *r.exit_status);
+  if (r.gpus.empty()) {
+    out += "GPUs         none: no process of the job used a GPU\n";
+  }
+  double energy_total = 0;
+  for (int gpu : r.gpus) {
+    const double total = r.device_total_bytes.count(gpu) ? r.device_total_bytes.at(gpu) : 0;
+    const double peak = r.peak_device_used_bytes.count(gpu) ? r.peak_device_used_bytes.at(gpu) : 0;
+    out += fmt::format("GPU {}        peak memory {:.1f} / {:.1f} GiB", gpu, peak / kGiB,
+                       total / kGiB);
+    if (auto it = r.utilization.find(gpu); it != r.utilization.end() && it->second.samples > 0) {
+      out += fmt::format("  util mean {:.0f} %  median {:.0f} %  p95 {:.0f} %",
+                         it->second.mean * 100, it->second.median * 100, it->second.p95 * 100);
+    }
+    out += "\n";
+    if (auto it = r.energy_joules.find(gpu); it != r.energy_joules.end()) {
+      energy_total += it->second;
+    }
+    if (auto it = r.starved.find(gpu); it != r.starved.end() && it->second.count() > 0) {
+      out += fmt::format("             starved {}\n", Duration(it->second));
+    }
+    if (auto it = r.throttled.find(gpu); it != r.throttled.end() && it->second.count() > 0) {
+      out += fmt::format("             clocks held down {}\n", Duration(it->second));
+    }
+  }
+  out +=
+      fmt::format("job memory   peak {:.2f} GiB over all its processes\n", r.peak_job_bytes / kGiB);
+  for (std::size_t i = 0; i < r.processes.size() && i < 5; ++i) {
+    const auto& p = r.processes[i];
+    out += fmt::format("  pid {:>7}  GPU {}  peak {:.2f} GiB  {}\n", p.pid, p.gpu,
+                       p.peak_bytes / kGiB, p.command.substr(0, 60));
+  }
+  for (const auto& [gpu, f] : r.framework_memory) {
+    out += fmt::format("framework    GPU {} {}:", gpu, f.framework);
+    for (const auto& [k, v] : f.peak) out += fmt::format(" peak {} {:.2f} GiB", k, v / kGiB);
+    out += "\n";
+  }
+  if (!r.gpus.empty())
+    out += fmt::format("energy       {:.0f} J ({:.4f} kWh)\n", energy_total, energy_total / 3.6e6);
+  if (r.steps > 0 || !r.last_marks.empty()) {
+    out += fmt::format("marks        {} step marks", r.steps);
+    for (const auto& [k, v] : r.last_marks) out += fmt::format(", last {} {}", k, v);
+    out += "\n";
+  }
+  std::size_t alerts = 0, diagnoses = 0;
+  for (const auto& e : r.events) {
+    alerts += e.kind == Event::Kind::kAlertFiring ? 1 : 0;
+    diagnoses += e.kind == Event::Kind::kDiagnosis ? 1 : 0;
+  }
+  out += fmt::format("alerts       {}   diagnoses {}\n", alerts, diagnoses);
+  for (const auto& e : r.events) {
+    if (e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kDiagnosis ||
+        e.kind == Event::Kind::kLeakSuspected) {
+      out += fmt::format("  - {}: {}\n", e.source, e.message);
+    }
+  }
+  out += fmt::format("leaks        {}\n", r.leak_verdict);
+  return out;
+}
+
+json JobReportToJson(const JobReport& r) {
+  auto ms = [](std::chrono::milliseconds d) { return static_cast<double>(d.count()) / 1000.0; };
+  json gpus = json::array();
+  double energy_total = 0;
+  for (int gpu : r.gpus) {
+    json g = {{"gpu", gpu}};
+    if (auto it = r.peak_device_used_bytes.find(gpu); it != r.peak_device_used_bytes.end())
+      g["peak_memory_used_bytes"] = it->second;
+    if (auto it = r.device_total_bytes.find(gpu); it != r.device_total_bytes.end())
+      g["memory_total_bytes"] = it->second;
+    if (auto it = r.utilization.find(gpu); it != r.utilization.end()) {
+      g["utilization"] = {{"samples", it->second.samples},
+                          {"mean", it->second.mean},
+                          {"median", it->second.median},
+                          {"p95", it->second.p95}};
+    }
+    if (auto it = r.energy_joules.find(gpu); it != r.energy_joules.end()) {
+      g["energy_joules"] = it->second;
+      energy_total += it->second;
+    }
+    g["starved_seconds"] = r.starved.count(gpu) ? ms(r.starved.at(gpu)) : 0.0;
+    g["throttled_seconds"] = r.throttled.count(gpu) ? ms(r.throttled.at(gpu)) : 0.0;
+    gpus.push_back(std::move(g));
+  }
+  json procs = json::array();
+  for (const auto& p : r.processes) {
+    procs.push_back({{"gpu", p.gpu},
+                     {"pid", p.pid},
+                     {"command", p.command},
+                     {"peak_memory_bytes", p.peak_bytes}});
+  }
+  json events = json::array();
+  for (const auto& e : r.events) {
+    events.push_back({{"kind", EventKindName(e.kind)},
+                      {"severity", SeverityName(e.severity)},
+                      {"source", e.source},
+                      {"gpu", e.gpu ? json(*e.gpu) : json(nullptr)},
+                      {"message", e.message}});
+  }
+  json framework = json::object();
+  for (const auto& [gpu, f] : r.framework_memory) {
+    framework[std::to_string(gpu)] = {
+        {"framework", f.framework}, {"last", f.last}, {"peak", f.peak}};
+  }
+  return json{{"schema", "gpuwatch.run/1"},
+              {"command", r.command},
+              {"duration_seconds", ms(r.duration)},
+              {"exit_status", r.exit_status ? json(*r.exit_status) : json(nullptr)},
+              {"gpus", std::move(gpus)},
+              {"peak_job_memory_bytes", r.peak_job_bytes},
+              {"processes", std::move(procs)},
+              {"energy_joules", energy_total},
+              {"energy_kwh", energy_total / 3.6e6},
+              {"steps", r.steps},
+              {"last_marks", r.last_marks},
+              {"framework_memory", std::move(framework)},
+              {"events", std::move(events)},
+              {"leak_verdict", r.leak_verdict}};
+}
+
+}  // namespace gpuwatch

@@ -1,0 +1,92 @@
+// What `gpuwatch run` reports at the end of a job: duration, peak memory of
+// the devices and of the job's own processes, utilization statistics, energy,
+// time starved and throttled, alerts, diagnoses, leaks, marks and framework
+// memory. Accumulates from snapshots in bounded memory (utilization goes into
+// a 0.1 % histogram, so percentiles need no sample list). Single-threaded.
+#pragma once
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+
+namespace gpuwatch {
+
+struct UtilizationStats {
+  std::uint64_t samples = 0;
+  double mean = 0;
+  double median = 0;
+  double p95 = 0;
+};
+
+struct JobProcessPeak {
+  int gpu = 0;
+  std::uint32_t pid = 0;
+  std::string command;
+  double peak_bytes = 0;
+};
+
+struct FrameworkMemory {
+  std::string framework;
+  std::map<std::string, double> last;  // allocated, reserved, ... (bytes)
+  std::map<std::string, double> peak;
+};
+
+struct JobReport {
+  std::chrono::system_clock::time_point started;
+  std::chrono::milliseconds duration{0};
+  std::vector<std::string> command;
+  std::optional<int> exit_status;
+  std::set<int> gpus;  // GPUs the job's processes used
+  std::map<int, double> peak_device_used_bytes;
+  std::map<int, double> device_total_bytes;
+  double peak_job_bytes = 0;  // all the job's processes at one moment
+  std::vector<JobProcessPeak> processes;
+  std::map<int, UtilizationStats> utilization;
+  std::map<int, double> energy_joules;
+  std::map<int, std::chrono::milliseconds> starved;
+  std::map<int, std::chrono::milliseconds> throttled;
+  std::vector<Event> events;                      // alerts, diagnoses, leaks, guard steps
+  std::map<std::string, std::string> last_marks;  // step / epoch / phase -> value
+  std::uint64_t steps = 0;
+  std::map<int, FrameworkMemory> framework_memory;  // by device
+  std::string leak_verdict = "no leak suspected";
+};
+
+class JobSummary {
+ public:
+  JobSummary(std::vector<std::string> command, std::chrono::system_clock::time_point started);
+  // One snapshot and the pids that belong to the job now.
+  void Observe(const Snapshot& snapshot, const std::set<std::uint32_t>& job_pids);
+  void AddEvent(const Event& event);
+  void AddMark(const std::string& kind, const std::string& value);
+  void AddFrameworkMemory(int device, const std::string& framework,
+                          const std::map<std::string, double, std::less<>>& bytes);
+  JobReport Finish(std::chrono::system_clock::time_point ended, std::optional<int> exit_status,
+                   const std::map<int, std::chrono::milliseconds>& starved,
+                   const std::map<int, std::chrono::milliseconds>& throttled) const;
+
+ private:
+  struct Histogram {
+    std::array<std::uint32_t, 1001> bins{};  // 0.0 .. 100.0 %, 0.1 % wide
+    std::uint64_t count = 0;
+    double sum = 0;
+  };
+  JobReport report_;
+  std::map<int, Histogram> util_;
+  std::map<int, std::pair<double, double>> energy_first_last_;
+  std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;
+};
+
+std::string RenderJobReport(const JobReport& report);
+nlohmann::json JobReportToJson(const JobReport& report);
+
+}  // namespace gpuwatch

@@ -1,0 +1,68 @@
+// What `watch` and `run` do with every snapshot: derive events (lifecycle,
+// alert rules and their actions, diagnoses, leaks) and write every output asked for (CSV, JSON
+// Lines, SQLite history). Outputs are opened up front, so a bad path fails before anything starts;
+// writes never block (each output has its own writer thread).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/diagnoses/diagnoses.h"
+#include "analysis/leaks/leak_tracker.h"
+#include "analysis/rules/action_runner.h"
+#include "analysis/rules/engine.h"
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+#include "store/history_writer.h"
+#include "transport/line_file.h"
+
+namespace gpuwatch::cli {
+
+struct PipelineOptions {
+  std::string csv;
+  std::string jsonl;
+  std::string db;
+  std::string rules;  // a rule file; empty: the built-in defaults
+  bool allow_commands = false;
+  std::string hostname;
+};
+
+// --csv, --jsonl, --db, --rules, --allow-commands on a command.
+void AddPipelineOptions(CLI::App& command, PipelineOptions& options);
+
+class Pipeline {
+ public:
+  using Warn = std::function<void(const std::string&)>;
+  static Result<std::unique_ptr<Pipeline>> Open(const PipelineOptions& options, Warn warn);
+  ~Pipeline();
+
+  // One snapshot: returns the events it caused (already written out).
+  std::vector<Event> Observe(const std::shared_ptr<const Snapshot>& snapshot);
+  // An event from elsewhere (memory guard, ...), written out.
+  void Record(const Event& event);
+  // A mark from the training process (step / epoch / phase).
+  void Mark(std::chrono::system_clock::time_point time, const std::string& kind,
+            const std::string& value);
+  void Close();
+
+  const Diagnoser& diagnoser() const { return diagnoser_; }
+  const leaks::LeakTracker& leaks() const { return leaks_; }
+  std::vector<rules::ActiveAlert> ActiveAlerts() const { return engine_->ActiveAlerts(); }
+
+ private:
+  Pipeline() = default;
+  PipelineOptions options_;
+  std::unique_ptr<LineFile> csv_;
+  std::unique_ptr<LineFile> jsonl_;
+  std::unique_ptr<store::HistoryWriter> db_;
+  std::unique_ptr<rules::RuleEngine> engine_;
+  std::unique_ptr<rules::ActionRunner> actions_;
+  Diagnoser diagnoser_;
+  leaks::LeakTracker leaks_;
+  std::shared_ptr<const Snapshot> previous_;
+};
+
+}  // namespace gpuwatch::cli

@@ -1,0 +1,245 @@
+// `gpuwatch run [options] -- CMD ARGS`: start a job and follow its whole
+// process tree on every GPU; report alerts and diagnoses while it runs, stop
+// it at its --memory-limit, and print a summary (and write --json) when it
+// ends. The exit status is the job's; SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to
+// gpuwatch are forwarded to the job's process group.
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "analysis/job/job_summary.h"
+#include "analysis/job/memory_guard.h"
+#include "cli/child_process.h"
+#include "cli/commands.h"
+#include "cli/pipeline.h"
+#include "export/lines.h"
+#include "gpuwatch/units.h"
+#include "host/process_tree.h"
+#include "sampler/sampler.h"
+#include "transport/job_socket.h"
+
+namespace gpuwatch::cli {
+namespace {
+
+struct RunArgs {
+  std::string interval = "100ms";
+  std::string gpus;
+  std::string memory_limit;
+  std::string grace = "10s";
+  PipelineOptions outputs;
+  std::string json;
+  bool quiet = false;
+  std::vector<std::string> command;
+};
+
+volatile std::sig_atomic_t g_forward = 0;  // the last signal to forward (handler writes)
+extern "C" void OnForwardSignal(int signal) { g_forward = signal; }
+
+int Usage(const std::string& message) {
+  std::cerr << "gpuwatch run: " << message << "\n";
+  return kExitUsage;
+}
+
+// "0,2" or UUIDs, checked against the GPUs there are.
+Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= spec.size()) {
+    const auto comma = spec.find(',', start);
+    const std::string item =
+        spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (item.empty())
+      return Status::InvalidArgument(fmt::format("--gpus \"{}\": empty entry", spec));
+    const bool index = item.find_first_not_of("0123456789") == std::string::npos;
+    if (index && std::stoul(item) >= static_cast<unsigned long>(device_count)) {
+      return Status::InvalidArgument(
+          fmt::format("--gpus: there is no GPU {} (this machine has {})", item, device_count));
+    }
+    if (!index && !(item.starts_with("GPU-") || item.starts_with("MIG-"))) {
+      return Status::InvalidArgument(
+          fmt::format("--gpus: \"{}\" is neither an index nor a GPU-/MIG- UUID", item));
+    }
+    out += (out.empty() ? "" : ",") + item;
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+void Say(bool quiet, const std::string& line) {
+  if (!quiet) std::cerr << "gpuwatch: " << line << "\n";
+}
+
+int RunRun(const CommonArgs& common, RunArgs args) {
+  if (args.command.empty())
+    return Usage("give the command to run after --, e.g. gpuwatch run -- python train.py");
+  auto interval = ParseDuration(args.interval);
+  if (!interval) return Usage("--interval: " + interval.error().message());
+  if (*interval < std::chrono::milliseconds(10))
+    return Usage("--interval: the shortest interval is 10ms");
+  auto grace = ParseDuration(args.grace);
+  if (!grace) return Usage("--grace: " + grace.error().message());
+  std::optional<std::uint64_t> limit;
+  if (!args.memory_limit.empty()) {
+    auto l = ParseSize(args.memory_limit);
+    if (!l) return Usage("--memory-limit: " + l.error().message());
+    if (*l == 0) return Usage("--memory-limit: must be more than 0");
+    limit = *l;
+  }
+  args.outputs.hostname = Hostname();
+  auto pipeline = Pipeline::Open(
+      args.outputs, [](const std::string& m) { std::cerr << "gpuwatch: warning: " << m << "\n"; });
+  if (!pipeline) return Usage(pipeline.error().message());
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
+  if (!args.json.empty()) {
+    json_file.reset(std::fopen(args.json.c_str(), "w"));
+    if (!json_file)
+      return Usage(fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
+  }
+
+  auto source = OpenSource(common);
+  if (!source) {
+    std::cerr << "gpuwatch: " << source.error().message() << "\n";
+    return kExitFailure;
+  }
+  std::map<std::string, std::string> env;
+  if (!args.gpus.empty()) {
+    auto visible = VisibleDevices(args.gpus, source->backend->DeviceCount());
+    if (!visible) return Usage(visible.error().message());
+    // CUDA numbers GPUs fastest-first unless told to use PCI order, which is NVML's.
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    env["CUDA_VISIBLE_DEVICES"] = *visible;
+  }
+  auto socket = JobSocket::Create();
+  if (!socket) {
+    std::cerr << "gpuwatch: " << socket.error().message() << "\n";
+    return kExitFailure;
+  }
+  env["GPUWATCH_SOCKET"] = (*socket)->path();
+  if (!source->demo_scenario.empty())
+    Say(false, "DEMO: simulated GPUs (" + source->demo_scenario + ")");
+  const std::filesystem::path proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;
+
+  SamplerOptions options;
+  options.interval = *interval;
+  Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
+  sampler.Start();
+  const auto started = std::chrono::system_clock::now();
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) std::signal(s, OnForwardSignal);
+  auto child = ChildProcess::Spawn(args.command, env);
+  if (!child) {
+    sampler.Stop();
+    std::cerr << "gpuwatch run: " << child.error().message() << "\n";
+    return 127;
+  }
+
+  JobSummary summary(args.command, started);
+  std::optional<MemoryGuard> guard;
+  if (limit) guard.emplace(*limit, *grace);
+  std::uint64_t last = 0;
+  std::optional<int> status;
+  while (!status) {
+    if (const int sig = g_forward; sig != 0) {
+      g_forward = 0;
+      child->Signal(sig);
+      Say(args.quiet, fmt::format("forwarded signal {} to the job", sig));
+    }
+    auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(50));
+    status = child->Poll();
+    for (auto& m : (*socket)->Drain()) {
+      if (m.message.kind == JobMessage::Kind::kMark) {
+        summary.AddMark(m.message.mark, m.message.mark_value);
+        (*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value);
+      } else if (m.message.kind == JobMessage::Kind::kMemory) {
+        summary.AddFrameworkMemory(m.message.device, m.message.framework, m.message.bytes);
+      }
+    }
+    for (const auto& error : (*socket)->DrainErrors()) Say(args.quiet, "GPUWATCH_SOCKET: " + error);
+    if (!snap) continue;
+    last = snap->sequence;
+    const auto job =
+        host::Descendants(host::ReadParents(proc_dir), static_cast<std::uint32_t>(child->pid()));
+    summary.Observe(*snap, job);
+    for (const auto& e : (*pipeline)->Observe(snap)) {
+      const bool notable =
+          e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kAlertResolved ||
+          e.kind == Event::Kind::kDiagnosis || e.kind == Event::Kind::kLeakSuspected ||
+          e.kind == Event::Kind::kDeviceLost;
+      if (notable) Say(args.quiet, EventLogLine(e));
+      summary.AddEvent(e);
+    }
+    if (guard) {
+      double job_bytes = 0;
+      for (const auto& d : snap->devices) {
+        for (const auto& p : d.processes) {
+          const Reading& m = p.fields[FieldId::kProcessUsedMemoryBytes];
+          if (job.count(p.pid) && m.is_number()) job_bytes += m.number();
+        }
+      }
+      const MemoryGuard::Step step = guard->Observe(std::chrono::steady_clock::now(), job_bytes);
+      if (step.action != MemoryGuard::Action::kNone) {
+        Say(false, step.explanation);  // always said: it acts on the job
+        Event e;
+        e.time = snap->time;
+        e.kind = Event::Kind::kAlertFiring;
+        e.severity =
+            step.action == MemoryGuard::Action::kWarn ? Severity::kWarning : Severity::kCritical;
+        e.source = "memory_limit";
+        e.value = job_bytes;
+        e.message = step.explanation;
+        (*pipeline)->Record(e);
+        summary.AddEvent(e);
+        if (step.action == MemoryGuard::Action::kTerminate) child->Signal(SIGTERM);
+        if (step.action == MemoryGuard::Action::kKill) child->Signal(SIGKILL);
+      }
+    }
+  }
+  sampler.Stop();
+  (*pipeline)->Close();
+  std::map<int, std::chrono::milliseconds> throttled;
+  for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
+  const JobReport report = summary.Finish(std::chrono::system_clock::now(), status,
+                                          (*pipeline)->diagnoser().starved_totals(), throttled);
+  if (!args.quiet) std::cerr << RenderJobReport(report);
+  if (json_file) {
+    const std::string text = JobReportToJson(report).dump(2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), json_file.get());
+  }
+  return *status;
+}
+
+}  // namespace
+
+Runner AddRunCommand(CLI::App& app, const CommonArgs& common) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* r = app.add_subcommand(
+      "run", "Run a job and follow its GPU use: alerts, memory limit, a summary at the end");
+  r->add_option("-i,--interval", args->interval,
+                "Time between samples (default 100ms, enough to catch spikes)");
+  r->add_option("--gpus", args->gpus,
+                "Only these GPUs (indices or UUIDs): sets CUDA_VISIBLE_DEVICES in PCI order");
+  r->add_option("--memory-limit", args->memory_limit,
+                "GPU memory budget of the job (e.g. 40GiB): warn at 90 %, SIGTERM at 100 %, "
+                "SIGKILL after --grace");
+  r->add_option("--grace", args->grace,
+                "Time between SIGTERM and SIGKILL for --memory-limit (default 10s)");
+  AddPipelineOptions(*r, args->outputs);
+  r->add_option("--json", args->json,
+                "Write the end-of-job summary as JSON to FILE (schema gpuwatch.run/1)");
+  r->add_flag("-q,--quiet", args->quiet,
+              "Print nothing of gpuwatch's own (the job's output is untouched)");
+  r->add_option("command", args->command, "The job: a program and its arguments, after --")
+      ->take_all();
+  return [r, &common, args]() -> int {
+    if (!r->parsed()) return -1;
+    return RunRun(common, *args);
+  };
+}
+
+}  // namespace gpuwatch::cli

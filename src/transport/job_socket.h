@@ -1,0 +1,52 @@
+// JobSocket: the Unix stream socket `gpuwatch run` offers its child as
+// GPUWATCH_SOCKET. A thread accepts any number of clients and parses their
+// lines (job_protocol.h); the caller drains the messages with their arrival
+// times. Bad lines are counted and the first few reported, never fatal.
+// Lives in a private directory (0700) that is removed on destruction.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpuwatch/status.h"
+#include "transport/job_protocol.h"
+
+namespace gpuwatch {
+
+class JobSocket {
+ public:
+  struct Received {
+    std::chrono::system_clock::time_point time;
+    JobMessage message;
+  };
+  static Result<std::unique_ptr<JobSocket>> Create();
+  ~JobSocket();
+  JobSocket(const JobSocket&) = delete;
+  JobSocket& operator=(const JobSocket&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::vector<Received> Drain();
+  // "line 3 from a client: unknown message \"foo\" ..."; the first 10 only.
+  std::vector<std::string> DrainErrors();
+  std::uint64_t bad_lines() const;
+
+ private:
+  JobSocket(int listen_fd, std::string dir, std::string path);
+  void Serve(std::stop_token stop);
+
+  int listen_fd_;
+  int wake_[2] = {-1, -1};  // a pipe that wakes the poll loop on stop
+  std::string dir_;
+  std::string path_;
+  mutable std::mutex mu_;
+  std::vector<Received> messages_;   // GUARDED_BY(mu_)
+  std::vector<std::string> errors_;  // GUARDED_BY(mu_)
+  std::uint64_t bad_lines_ = 0;      // GUARDED_BY(mu_)
+  std::jthread server_;
+};
+
+}  // namespace gpuwatch

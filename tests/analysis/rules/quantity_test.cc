@@ -1,0 +1,67 @@
+#include "analysis/rules/quantity.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuwatch::rules {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(Quantity, PercentIsARatio) {
+  Result<double> v = ParseQuantity("90%", Unit::kRatio);
+  ASSERT_TRUE(v) << v.error().message();
+  EXPECT_DOUBLE_EQ(*v, 0.9);
+}
+
+TEST(Quantity, PlainRatioAboveOneIsAnErrorThatSuggestsPercent) {
+  Result<double> v = ParseQuantity("90", Unit::kRatio);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message().find("90%"), std::string::npos) << v.error().message();
+}
+
+TEST(Quantity, BinaryAndDecimalByteSuffixes) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("8GiB", Unit::kBytes), 8.0 * 1024 * 1024 * 1024);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("500MB", Unit::kBytes), 500e6);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("1024", Unit::kBytes), 1024);
+}
+
+TEST(Quantity, TemperaturePowerAndClockSuffixes) {
+  EXPECT_DOUBLE_EQ(*ParseQuantity("80", Unit::kCelsius), 80);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("80C", Unit::kCelsius), 80);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("80°C", Unit::kCelsius), 80);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("0.5kW", Unit::kWatts), 500);
+  EXPECT_DOUBLE_EQ(*ParseQuantity("1.5GHz", Unit::kHertz), 1.5e9);
+}
+
+TEST(Quantity, UnitThatDoesNotFitTheFieldIsAnErrorListingTheValidOnes) {
+  Result<double> v = ParseQuantity("80W", Unit::kCelsius);
+  ASSERT_FALSE(v);
+  EXPECT_NE(v.error().message().find("C or °C"), std::string::npos) << v.error().message();
+  EXPECT_FALSE(ParseQuantity("3GiB", Unit::kCount));
+  EXPECT_FALSE(ParseQuantity("abc", Unit::kCount));
+}
+
+TEST(Duration, AcceptsMillisecondsSecondsMinutesHours) {
+  EXPECT_EQ(*ParseDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(*ParseDuration("30s"), milliseconds(30'000));
+  EXPECT_EQ(*ParseDuration("5m"), milliseconds(300'000));
+  EXPECT_EQ(*ParseDuration("1.5h"), milliseconds(5'400'000));
+  EXPECT_EQ(*ParseDuration("0"), milliseconds(0));
+}
+
+TEST(Duration, RejectsMissingUnitsNegativeAndGarbage) {
+  EXPECT_FALSE(ParseDuration("30"));
+  EXPECT_FALSE(ParseDuration("-5s"));
+  EXPECT_FALSE(ParseDuration("5 minutes"));
+  EXPECT_FALSE(ParseDuration(""));
+}
+
+TEST(FormatValue, WritesValuesInTheFieldsUnit) {
+  EXPECT_EQ(FormatValue(0.931, Unit::kRatio), "93.1%");
+  EXPECT_EQ(FormatValue(8.0 * 1024 * 1024 * 1024, Unit::kBytes), "8.00 GiB");
+  EXPECT_EQ(FormatValue(85, Unit::kCelsius), "85°C");
+  EXPECT_EQ(FormatValue(3, Unit::kCount), "3");
+}
+
+}  // namespace
+}  // namespace gpuwatch::rules

@@ -1,0 +1,167 @@
+// `gpuwatch run` end to end: the fake NVML binds a scripted GPU process to the
+// job's real pid (scenario `pid_file`), so following the job, the summary, the
+// memory guard, the socket protocol, signals and exit statuses are tested
+// without a GPU.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+namespace {
+namespace fs = std::filesystem;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// A private directory with a scenario whose one GPU process is the job.
+class RunFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gw-run-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+    WriteScenario("10GiB");
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  void WriteScenario(const std::string& memory) {
+    std::ofstream(dir_ / "job.yaml")
+        << "clock: init\ndevices:\n  - name: NVIDIA H200\n    utilization_gpu: 60\n"
+           "    processes:\n      - {pid_file: "
+        << (dir_ / "child.pid").string() << ", memory: " << memory
+        << ", sm_util: 60}\n  - name: NVIDIA H200\n";
+  }
+  // The job writes its pid where the scenario looks for it, then runs `body`.
+  std::string Job(const std::string& body) const {
+    return "sh -c 'echo $$ > " + (dir_ / "child.pid").string() + "; " + body + "'";
+  }
+  struct Out {
+    int code = -1;
+    std::string err;
+  };
+  Out Run(const std::string& options, const std::string& job,
+          const std::string& prefix = "") const {
+    const std::string cmd = prefix +
+                            "env -u GPUWATCH_FAKE_TIME PATH=" + std::string(GPUWATCH_BINARY_DIR) +
+                            "/tests/transport:$PATH " + GPUWATCH_BINARY_DIR +
+                            "/gpuwatch run --scenario " + (dir_ / "job.yaml").string() +
+                            " -i 50ms " + options + " -- " + job + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir_ / "err")};
+  }
+  nlohmann::json Report() const { return nlohmann::json::parse(Slurp(dir_ / "report.json")); }
+  fs::path dir_;
+};
+
+TEST_F(RunFixture, FollowsTheJobAndReportsItsGpuUse) {
+  const Out r = Run("--json " + (dir_ / "report.json").string(), Job("exec sleep 1.5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Report();
+  EXPECT_EQ(j["schema"], "gpuwatch.run/1");
+  EXPECT_EQ(j["exit_status"], 0);
+  ASSERT_EQ(j["gpus"].size(), 1u) << "only GPU 0 ran the job";
+  EXPECT_EQ(j["gpus"][0]["gpu"], 0);
+  EXPECT_GT(j["gpus"][0]["utilization"]["samples"].get<int>(), 5);
+  EXPECT_NEAR(j["gpus"][0]["utilization"]["median"].get<double>(), 0.60, 0.001);
+  EXPECT_EQ(j["peak_job_memory_bytes"].get<double>(), 10.0 * (1ull << 30));
+  ASSERT_EQ(j["processes"].size(), 1u);
+  EXPECT_EQ(std::to_string(j["processes"][0]["pid"].get<int>()) + "\n", Slurp(dir_ / "child.pid"));
+  EXPECT_NE(r.err.find("gpuwatch run summary"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("peak 10.00 GiB"), std::string::npos) << r.err;
+}
+
+TEST_F(RunFixture, ExitStatusIsTheJobs) {
+  EXPECT_EQ(Run("", "sh -c 'exit 7'").code, 7);
+  EXPECT_EQ(Run("", "sh -c 'kill -TERM $$'").code, 128 + 15);
+  const Out missing = Run("", "/nonexistent/train.py");
+  EXPECT_EQ(missing.code, 127);
+  EXPECT_NE(missing.err.find("cannot run /nonexistent/train.py"), std::string::npos) << missing.err;
+}
+
+TEST_F(RunFixture, ForwardsSignalsToTheJob) {
+  // The job traps SIGINT and exits 42; the test signals gpuwatch, not the job
+  // (which runs in its own process group).
+  std::ofstream(dir_ / "t.sh")
+      << "env -u GPUWATCH_FAKE_TIME " << GPUWATCH_BINARY_DIR << "/gpuwatch run --scenario "
+      << (dir_ / "job.yaml").string()
+      << " -i 50ms --quiet -- sh -c 'trap \"exit 42\" INT; while :; do sleep 0.05; done' &\n"
+      << "gw=$!\nsleep 1\nkill -INT $gw\nwait $gw\n";
+  const int status = std::system(("sh " + (dir_ / "t.sh").string()).c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 42) << "SIGINT reached the job, and its status came back";
+}
+
+TEST_F(RunFixture, MemoryLimitWarnsThenTerminatesThenKillsExplainingEachStep) {
+  const Out warn = Run("--memory-limit 10.5GiB", Job("exec sleep 0.8"));
+  EXPECT_EQ(warn.code, 0) << warn.err;
+  EXPECT_NE(warn.err.find("is at 95 % of its --memory-limit"), std::string::npos) << warn.err;
+  // A job that ignores SIGTERM is killed after the grace period.
+  const Out kill = Run("--memory-limit 9GiB --grace 500ms", Job("trap \"\" TERM; exec sleep 30"));
+  EXPECT_EQ(kill.code, 128 + 9) << kill.err;
+  EXPECT_NE(kill.err.find("reached its --memory-limit of 9.00 GiB: sending SIGTERM"),
+            std::string::npos)
+      << kill.err;
+  EXPECT_NE(kill.err.find("still running 0 s after SIGTERM: sending SIGKILL"), std::string::npos)
+      << kill.err;
+  // One that stops on SIGTERM ends with it.
+  const Out term = Run("--memory-limit 9GiB --grace 10s", Job("exec sleep 30"));
+  EXPECT_EQ(term.code, 128 + 15) << term.err;
+}
+
+TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {
+  const Out r = Run(
+      "--json " + (dir_ / "report.json").string() + " --jsonl " + (dir_ / "run.jsonl").string(),
+      Job("job_client \"hello framework=torch version=2.11\" \"mark step=1\" \"mark step=2\" "
+          "\"mem framework=torch device=0 allocated=100 reserved=200\" \"mark phase=eval\" bogus; "
+          "sleep 0.5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Report();
+  EXPECT_EQ(j["steps"], 2);
+  EXPECT_EQ(j["last_marks"]["phase"], "eval");
+  EXPECT_EQ(j["framework_memory"]["0"]["peak"]["reserved"], 200.0);
+  EXPECT_EQ(j["framework_memory"]["0"]["framework"], "torch");
+  EXPECT_NE(r.err.find("GPUWATCH_SOCKET: line 6 from a client: unknown message \"bogus\""),
+            std::string::npos)
+      << r.err;
+  const std::string jsonl = Slurp(dir_ / "run.jsonl");
+  EXPECT_NE(jsonl.find("\"kind\":\"mark\""), std::string::npos);
+  EXPECT_NE(jsonl.find("\"message\":\"step 2\""), std::string::npos);
+}
+
+TEST_F(RunFixture, GpusSetsCudaVisibleDevicesInPciOrder) {
+  const Out r = Run("--gpus 1", "sh -c 'echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" > " +
+                                    (dir_ / "env").string() + "'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(Slurp(dir_ / "env"), "1 PCI_BUS_ID\n");
+}
+
+TEST_F(RunFixture, BadInputFailsBeforeTheJobStarts) {
+  const std::string touch = "touch " + (dir_ / "started").string();
+  const std::pair<std::string, std::string> cases[] = {
+      {"--memory-limit 5parsecs", "\"5parsecs\" is not a size"},
+      {"--grace soon", "\"soon\" is not a duration"},
+      {"--json /nonexistent-dir/r.json", "cannot write /nonexistent-dir/r.json"},
+      {"--csv /nonexistent-dir/r.csv", "--csv: cannot write /nonexistent-dir/r.csv"},
+      {"--gpus 9", "there is no GPU 9"},
+      {"--rules " + (dir_ / "missing.yaml").string(), "missing.yaml"},
+  };
+  for (const auto& [options, why] : cases) {
+    const Out r = Run(options, touch);
+    EXPECT_EQ(r.code, 2) << options << ": " << r.err;
+    EXPECT_NE(r.err.find(why), std::string::npos) << options << ": " << r.err;
+    EXPECT_FALSE(fs::exists(dir_ / "started")) << options << ": the job must not start";
+  }
+  EXPECT_EQ(Run("", "").code, 2) << "no command";
+}
+
+}  // namespace
