@@ -33,6 +33,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
   if (!set) return set.error();
   rules::ActionRunnerOptions action_options;
   action_options.allow_commands = options.allow_commands;
+  if (options.log) action_options.log = options.log;
   auto runner = rules::ActionRunner::Create(*set, std::move(action_options));
   if (!runner) return runner.error().WithContext("--rules");
   p->actions_ = std::move(*runner);

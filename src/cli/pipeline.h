@@ -28,6 +28,8 @@ struct PipelineOptions {
   std::string rules;  // a rule file; empty: the built-in defaults
   bool allow_commands = false;
   std::string hostname;
+  // Where `log` actions write (alerts as they fire and resolve); default stderr.
+  std::function<void(std::string_view)> log;
 };
 
 // --csv, --jsonl, --db, --rules, --allow-commands on a command.

@@ -18,6 +18,7 @@
 #include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/terminal.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "host/process_tree.h"
@@ -72,10 +73,6 @@ Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
   return out;
 }
 
-void Say(bool quiet, const std::string& line) {
-  if (!quiet) std::cerr << "gpuwatch: " << line << "\n";
-}
-
 int RunRun(const CommonArgs& common, RunArgs args) {
   if (args.command.empty())
     return Usage("give the command to run after --, e.g. gpuwatch run -- python train.py");
@@ -93,6 +90,12 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     limit = *l;
   }
   args.outputs.hostname = Hostname();
+  Terminal terminal(std::cerr, "gpuwatch: ");
+  if (args.quiet) {
+    args.outputs.log = [](std::string_view) {};
+  } else {
+    args.outputs.log = [&terminal](std::string_view line) { terminal.Line(line); };
+  }
   auto pipeline = Pipeline::Open(
       args.outputs, [](const std::string& m) { std::cerr << "gpuwatch: warning: " << m << "\n"; });
   if (!pipeline) return Usage(pipeline.error().message());
@@ -123,7 +126,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   }
   env["GPUWATCH_SOCKET"] = (*socket)->path();
   if (!source->demo_scenario.empty())
-    Say(false, "DEMO: simulated GPUs (" + source->demo_scenario + ")");
+    terminal.Line("DEMO: simulated GPUs (" + source->demo_scenario + ")");
   const std::filesystem::path proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;
 
   SamplerOptions options;
@@ -148,7 +151,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     if (const int sig = g_forward; sig != 0) {
       g_forward = 0;
       child->Signal(sig);
-      Say(args.quiet, fmt::format("forwarded signal {} to the job", sig));
+      if (!args.quiet) terminal.Line(fmt::format("forwarded signal {} to the job", sig));
     }
     auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(50));
     status = child->Poll();
@@ -160,18 +163,20 @@ int RunRun(const CommonArgs& common, RunArgs args) {
         summary.AddFrameworkMemory(m.message.device, m.message.framework, m.message.bytes);
       }
     }
-    for (const auto& error : (*socket)->DrainErrors()) Say(args.quiet, "GPUWATCH_SOCKET: " + error);
+    for (const auto& error : (*socket)->DrainErrors()) {
+      if (!args.quiet) terminal.Line("GPUWATCH_SOCKET: " + error);
+    }
     if (!snap) continue;
     last = snap->sequence;
     const auto job =
         host::Descendants(host::ReadParents(proc_dir), static_cast<std::uint32_t>(child->pid()));
     summary.Observe(*snap, job);
     for (const auto& e : (*pipeline)->Observe(snap)) {
-      const bool notable =
-          e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kAlertResolved ||
-          e.kind == Event::Kind::kDiagnosis || e.kind == Event::Kind::kLeakSuspected ||
-          e.kind == Event::Kind::kDeviceLost;
-      if (notable) Say(args.quiet, EventLogLine(e));
+      // Alerts are written by their rules' `log` action.
+      const bool notable = e.kind == Event::Kind::kDiagnosis ||
+                           e.kind == Event::Kind::kLeakSuspected ||
+                           e.kind == Event::Kind::kDeviceLost;
+      if (notable && !args.quiet) terminal.Line(EventLogLine(e));
       summary.AddEvent(e);
     }
     if (guard) {
@@ -184,7 +189,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       }
       const MemoryGuard::Step step = guard->Observe(std::chrono::steady_clock::now(), job_bytes);
       if (step.action != MemoryGuard::Action::kNone) {
-        Say(false, step.explanation);  // always said: it acts on the job
+        terminal.Line(step.explanation);  // always said: it acts on the job
         Event e;
         e.time = snap->time;
         e.kind = Event::Kind::kAlertFiring;

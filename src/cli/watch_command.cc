@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/terminal.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "sampler/sampler.h"
@@ -46,6 +47,12 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     duration = *d;
   }
   args.outputs.hostname = Hostname();
+  Terminal terminal(std::cout);
+  if (args.quiet) {
+    args.outputs.log = [](std::string_view) {};
+  } else {
+    args.outputs.log = [&terminal](std::string_view line) { terminal.Line(line); };
+  }
   auto pipeline = Pipeline::Open(args.outputs, [](const std::string& message) {
     std::cerr << "gpuwatch: warning: " << message << "\n";
   });
@@ -78,12 +85,14 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     if (!snap) continue;
     last = snap->sequence;
     if (!args.quiet) {
-      for (const auto& d : snap->devices) std::cout << LogLine(*snap, d) << "\n";
+      for (const auto& d : snap->devices) terminal.Line(LogLine(*snap, d));
     }
     for (const auto& e : (*pipeline)->Observe(snap)) {
-      if (!args.quiet) std::cout << EventLogLine(e) << "\n";
+      // Alerts are written by their rules' `log` action.
+      const bool alert =
+          e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kAlertResolved;
+      if (!args.quiet && !alert) terminal.Line(EventLogLine(e));
     }
-    std::cout << std::flush;
   }
   sampler.Stop();
   (*pipeline)->Close();  // every output flushed

@@ -282,6 +282,28 @@ TEST(CliWatch, PrintsLogLinesAndDeviceEvents) {
   EXPECT_NE(r.out.find("device_lost sampler GPU-1: GPU 1 lost"), std::string::npos) << r.out;
 }
 
+TEST(CliWatch, RulesFireOnceAndGoToEveryOutput) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-rules-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "rules.yaml")
+      << "rules:\n  - name: warm\n    condition: temperature_gpu_celsius > 60C\n"
+         "    severity: warning\n    message: \"GPU {gpu} at {value}\"\n";
+  const CmdResult r =
+      Gpuwatch("watch " + kFixed + " -i 50ms --duration 300ms --rules " +
+               (dir / "rules.yaml").string() + " --jsonl " + (dir / "e.jsonl").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto first = r.out.find("ALERT warning warm: GPU 0 at 61");
+  ASSERT_NE(first, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ALERT warning warm", first + 1), std::string::npos)
+      << "fires once, not every sample";
+  EXPECT_EQ(r.out.find("GPU 1 at"), std::string::npos) << "the L40S is at 52 C";
+  EXPECT_NE(Slurp(dir / "e.jsonl").find("\"kind\":\"alert_firing\",\"message\":\"GPU 0 at 61"),
+            std::string::npos);
+  const CmdResult bad = Gpuwatch("watch " + kFixed + " --rules " + (dir / "missing.yaml").string());
+  EXPECT_EQ(bad.code, 2);
+  fs::remove_all(dir);
+}
+
 TEST(CliWatch, BadOptionsFailBeforeSampling) {
   const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
   EXPECT_EQ(interval.code, 2);
