@@ -54,11 +54,12 @@ else
 fi
 
 step "clang-format"
-bad=$(git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep -c 'error:' || true)
-if [ "$bad" != "0" ]; then
-  git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror 2>&1 | grep 'error:' | head -20
-  echo "clang-format: $bad place(s) to reformat (run: git ls-files '*.h' '*.cc' | xargs clang-format -i)"
+if ! git ls-files '*.h' '*.cc' | xargs clang-format --dry-run -Werror >build/clang-format.log 2>&1; then
+  grep 'error:' build/clang-format.log | head -20
+  echo "clang-format: files to reformat (run: git ls-files '*.h' '*.cc' | xargs clang-format -i)"
   failed=1
+else
+  echo "clang-format: clean"
 fi
 
 echo

@@ -95,8 +95,8 @@ struct Snapshot {
   // re-published by the watchdog. Values are as of `time`.
   bool stale = false;
   std::chrono::microseconds sample_duration{0};  // how long reading it took
-  bool demo = false;   // simulated data: every output says DEMO
-  std::string source;  // "nvml:/path/libnvidia-ml.so.1" or "replay:file"
+  bool demo = false;                             // simulated data: every output says DEMO
+  std::string source;                            // "nvml:/path/libnvidia-ml.so.1" or "replay:file"
   HostFields host;
   std::vector<DeviceSample> devices;      // physical GPUs in index order
   std::vector<DeviceSample> mig_devices;  // MIG children, by parent then mig index
