@@ -3,6 +3,7 @@
 // nothing: when Write() fails nothing of it is in the file.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 

@@ -8,6 +8,7 @@
 // errors. Pure.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>

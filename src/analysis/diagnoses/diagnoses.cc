@@ -60,6 +60,7 @@ std::vector<Event> Diagnoser::Observe(const Snapshot& s) {
 void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out) {
   const Reading& total = d.fields[FieldId::kMemoryTotalBytes];
   if (!total.is_number() || total.number() <= 0) return;
+  const double threshold = options_.preallocation_ratio * total.number();
   for (const auto& p : d.processes) {
     const Reading& used = p.fields[FieldId::kProcessUsedMemoryBytes];
     if (!used.is_number()) continue;
@@ -67,36 +68,36 @@ void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vec
     auto [it, fresh] = processes_.try_emplace({d.index, ProcessKey{p.pid, p.host.start_ticks}});
     ProcessTrack& t = it->second;
     if (fresh) {
-      t.first_seen = s.time;
-      t.first_bytes = t.min_bytes = t.max_bytes = bytes;
       // Seen from its start when it began less than the allowed window ago.
       t.seen_from_start =
           p.host.start_time && s.time - *p.host.start_time <= options_.preallocation_within;
+      t.big_at_first_sight = bytes >= threshold;
+    }
+    if (t.reported || t.disqualified) continue;
+    if (!t.big_since) {
+      if (bytes < threshold) {
+        // Still small once the window after its start has passed: it grows like
+        // real use, not like a reservation taken at start.
+        if (!t.seen_from_start ||
+            (p.host.start_time && s.time - *p.host.start_time > options_.preallocation_within)) {
+          t.disqualified = !t.big_at_first_sight;
+        }
+        continue;
+      }
+      if (!t.seen_from_start && !t.big_at_first_sight) {
+        t.disqualified = true;  // grew to it while we watched, later than "at start"
+        continue;
+      }
+      t.big_since = s.time;
+      t.min_bytes = t.max_bytes = bytes;
     }
     t.min_bytes = std::min(t.min_bytes, bytes);
     t.max_bytes = std::max(t.max_bytes, bytes);
-    if (t.reported || t.disqualified) continue;
-    const double ratio_of_gpu = bytes / total.number();
-    const bool flat =
-        t.max_bytes - t.min_bytes <= options_.preallocation_flat_band * total.number();
-    if (!flat) {
+    if (t.max_bytes - t.min_bytes > options_.preallocation_flat_band * total.number()) {
       t.disqualified = true;  // it moves: real use, not a reservation
       continue;
     }
-    const bool big_early =
-        t.seen_from_start ? (ratio_of_gpu >= options_.preallocation_ratio && p.host.start_time &&
-                             s.time - *p.host.start_time <=
-                                 options_.preallocation_within + options_.preallocation_flat_for)
-                          : t.first_bytes / total.number() >= options_.preallocation_ratio;
-    if (!big_early) {
-      if (t.seen_from_start && p.host.start_time &&
-          s.time - *p.host.start_time > options_.preallocation_within &&
-          ratio_of_gpu < options_.preallocation_ratio) {
-        t.disqualified = true;  // grew slowly: not a pre-allocation
-      }
-      continue;
-    }
-    if (s.time - t.first_seen < options_.preallocation_flat_for) continue;
+    if (s.time - *t.big_since < options_.preallocation_flat_for) continue;
     t.reported = true;
     const std::string when =
         t.seen_from_start ? "within seconds of starting" : "since gpuwatch first saw it";
@@ -106,7 +107,7 @@ void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vec
                     "TensorFlow/JAX pre-allocation: real use is unknown; set "
                     "TF_FORCE_GPU_ALLOW_GROWTH=true or XLA_PYTHON_CLIENT_PREALLOCATE=false, or use "
                     "the Python adapter",
-                    p.pid, GiB(bytes), ratio_of_gpu * 100, d.index, when));
+                    p.pid, GiB(bytes), bytes / total.number() * 100, d.index, when));
     e.process = it->first.second;
     e.value = bytes;
     out.push_back(std::move(e));

@@ -47,9 +47,10 @@ class Diagnoser {
 
  private:
   struct ProcessTrack {
-    std::chrono::system_clock::time_point first_seen;
     bool seen_from_start = false;  // first seen soon after it started
-    double first_bytes = 0;
+    bool big_at_first_sight = false;
+    // Since the process first held >= preallocation_ratio of the GPU:
+    std::optional<std::chrono::system_clock::time_point> big_since;
     double min_bytes = 0;
     double max_bytes = 0;
     bool reported = false;

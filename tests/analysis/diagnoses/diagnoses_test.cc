@@ -57,6 +57,27 @@ TEST(Diagnoses, PreallocationIsFlaggedWhenBigFromTheStartAndFlat) {
       << events[0].message;
 }
 
+TEST(Diagnoses, PreallocationCountsFromTheJumpNotFromTheCudaContext) {
+  // As JAX does on an H200: a small CUDA context first, the 75 % block a few
+  // seconds later, then flat.
+  Diagnoser dx;
+  std::vector<Snapshot> snaps;
+  snaps.push_back(Gpu(seconds(0), 0.0, 0.5 * kGiB));
+  for (int t = 10; t <= 100; t += 10) snaps.push_back(Gpu(seconds(t), 0.0, 60 * kGiB));
+  const auto events = Feed(dx, snaps);
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].source, "preallocation");
+  EXPECT_EQ(events[0].time, kT0 + seconds(70)) << "60 s flat after the jump at 10 s";
+}
+
+TEST(Diagnoses, SlowGrowthToABigShareIsNotPreallocation) {
+  Diagnoser dx;
+  std::vector<Snapshot> snaps;
+  for (int t = 0; t <= 300; t += 10) snaps.push_back(Gpu(seconds(t), 0.5, (10 + t * 0.2) * kGiB));
+  for (int t = 310; t <= 500; t += 10) snaps.push_back(Gpu(seconds(t), 0.5, 70 * kGiB));
+  EXPECT_TRUE(Feed(dx, snaps).empty());
+}
+
 TEST(Diagnoses, NoPreallocationWhenMemoryMovesOrStaysSmall) {
   Diagnoser moving;
   std::vector<Snapshot> snaps;
