@@ -304,6 +304,29 @@ TEST(CliWatch, RulesFireOnceAndGoToEveryOutput) {
   fs::remove_all(dir);
 }
 
+TEST(CliWatch, KillNineWhileRecordingLeavesAnIntactDatabase) {
+  const fs::path db = fs::temp_directory_path() / ("gw-kill9-" + std::to_string(getpid()) + ".db");
+  fs::remove(db);
+  const std::string cmd =
+      "cd " + std::string(GPUWATCH_SOURCE_DIR) + " && (GPUWATCH_FAKE_TIME=100 " +
+      GPUWATCH_BINARY_DIR + "/gpuwatch watch " + kFixed + " -i 50ms --quiet --db " + db.string() +
+      " >/dev/null 2>&1 & pid=$!; sleep 2.5; kill -9 $pid; wait $pid) >/dev/null 2>&1";
+  ASSERT_NE(std::system(cmd.c_str()), -1);
+  const fs::path out = db.string() + ".txt";
+  const std::string check = "sqlite3 " + db.string() +
+                            " 'PRAGMA integrity_check; SELECT count(*) FROM device_raw;' > " +
+                            out.string() + " 2>&1";
+  ASSERT_EQ(std::system(check.c_str()), 0);
+  const auto lines = Lines(Slurp(out));
+  ASSERT_EQ(lines.size(), 2u) << Slurp(out);
+  EXPECT_EQ(lines[0], "ok");
+  EXPECT_GE(std::stoi(lines[1]), 10) << "samples up to the last committed batch are kept";
+  fs::remove(db);
+  fs::remove(out);
+  fs::remove(db.string() + "-wal");
+  fs::remove(db.string() + "-shm");
+}
+
 TEST(CliWatch, BadOptionsFailBeforeSampling) {
   const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
   EXPECT_EQ(interval.code, 2);

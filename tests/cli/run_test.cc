@@ -145,6 +145,16 @@ TEST_F(RunFixture, GpusSetsCudaVisibleDevicesInPciOrder) {
   EXPECT_EQ(Slurp(dir_ / "env"), "1 PCI_BUS_ID\n");
 }
 
+TEST_F(RunFixture, DiskFullWarnsOnceAndTheJobGoesOn) {
+  const Out r = Run("--csv /dev/full", Job("exec sleep 1"));
+  EXPECT_EQ(r.code, 0) << r.err;
+  const std::string warning = "writing /dev/full failed (No space left on device)";
+  const auto first = r.err.find(warning);
+  ASSERT_NE(first, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find(warning, first + 1), std::string::npos) << "one warning, not one per sample";
+  EXPECT_NE(r.err.find("gpuwatch run summary"), std::string::npos);
+}
+
 TEST_F(RunFixture, BadInputFailsBeforeTheJobStarts) {
   const std::string touch = "touch " + (dir_ / "started").string();
   const std::pair<std::string, std::string> cases[] = {
