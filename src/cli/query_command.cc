@@ -9,6 +9,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_filter.h"
+#include "cli/signals.h"
 #include "export/smi_format.h"
 #include "sampler/collect.h"
 
@@ -24,9 +25,6 @@ struct QueryArgs {
   long loop_ms = 0;
   bool help_gpu = false;
 };
-
-volatile std::sig_atomic_t g_interrupted = 0;  // written by the signal handler only
-extern "C" void OnInterrupt(int) { g_interrupted = 1; }
 
 // nvidia-smi follows a bad field with an empty line, a bad format without.
 int Fail(const std::string& message, int code, bool blank_line = true) {
@@ -70,8 +68,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   std::chrono::milliseconds period(args.loop_ms > 0 ? args.loop_ms
                                                     : static_cast<long>(args.loop_s * 1000));
   if (period.count() > 0) {
-    std::signal(SIGINT, OnInterrupt);
-    std::signal(SIGTERM, OnInterrupt);
+    CatchSignals();
   }
   bool first = true;
   auto next = std::chrono::steady_clock::now();
@@ -96,11 +93,11 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
     std::cout << out << std::flush;
     if (period.count() == 0) break;
     next += period;
-    while (!g_interrupted && std::chrono::steady_clock::now() < next) {
+    while (!SignalPending() && std::chrono::steady_clock::now() < next) {
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
           next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
     }
-  } while (!g_interrupted);
+  } while (!SignalPending());
   return kExitOk;
 }
 

@@ -18,6 +18,7 @@
 #include "cli/child_process.h"
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/signals.h"
 #include "cli/terminal.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
@@ -38,9 +39,6 @@ struct RunArgs {
   bool quiet = false;
   std::vector<std::string> command;
 };
-
-volatile std::sig_atomic_t g_forward = 0;  // the last signal to forward (handler writes)
-extern "C" void OnForwardSignal(int signal) { g_forward = signal; }
 
 int Usage(const std::string& message) {
   std::cerr << "gpuwatch run: " << message << "\n";
@@ -134,7 +132,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
   sampler.Start();
   const auto started = std::chrono::system_clock::now();
-  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) std::signal(s, OnForwardSignal);
+  CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   auto child = ChildProcess::Spawn(args.command, env);
   if (!child) {
     sampler.Stop();
@@ -148,8 +146,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   std::uint64_t last = 0;
   std::optional<int> status;
   while (!status) {
-    if (const int sig = g_forward; sig != 0) {
-      g_forward = 0;
+    if (const int sig = TakeSignal(); sig != 0) {
       child->Signal(sig);
       if (!args.quiet) terminal.Line(fmt::format("forwarded signal {} to the job", sig));
     }

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/signals.h"
 #include "cli/terminal.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
@@ -24,9 +25,6 @@ struct WatchArgs {
   PipelineOptions outputs;
   bool quiet = false;
 };
-
-volatile std::sig_atomic_t g_stop = 0;  // written by the signal handler only
-extern "C" void OnStopSignal(int) { g_stop = 1; }
 
 int UsageError(std::string_view option, const Status& why) {
   std::cerr << "gpuwatch watch: " << option << ": " << why.message() << "\n";
@@ -73,14 +71,13 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   SamplerOptions options;
   options.interval = *interval;
   Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
-  std::signal(SIGINT, OnStopSignal);
-  std::signal(SIGTERM, OnStopSignal);
+  CatchSignals();
   const auto deadline =
       duration ? std::optional(std::chrono::steady_clock::now() + *duration) : std::nullopt;
   sampler.Start();
 
   std::uint64_t last = 0;
-  while (!g_stop && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
+  while (!SignalPending() && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
     auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(100));
     if (!snap) continue;
     last = snap->sequence;

@@ -136,9 +136,7 @@ std::string JsonlSample(const Snapshot& s) {
       procs.push_back(std::move(pj));
     }
     devices.push_back({{"index", d.index},
-                       {"health", d.health == DeviceHealth::kOk     ? "ok"
-                                  : d.health == DeviceHealth::kLost ? "lost"
-                                                                    : "error"},
+                       {"health", HealthName(d.health)},
                        {"fields", std::move(values)},
                        {"unavailable", std::move(unavailable)},
                        {"processes", std::move(procs)}});

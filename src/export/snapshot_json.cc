@@ -36,18 +36,6 @@ void PutFields(const FieldArray<S>& fields, json& values, json& unavailable) {
   }
 }
 
-std::string_view HealthName(DeviceHealth h) {
-  switch (h) {
-    case DeviceHealth::kOk:
-      return "ok";
-    case DeviceHealth::kLost:
-      return "lost";
-    case DeviceHealth::kError:
-      return "error";
-  }
-  return "error";
-}
-
 }  // namespace
 
 std::string Iso8601(std::chrono::system_clock::time_point t) {
@@ -59,6 +47,18 @@ std::string Iso8601(std::chrono::system_clock::time_point t) {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
   return fmt::format("{}.{:03d}Z", buf, ms);
+}
+
+std::string_view HealthName(DeviceHealth h) {
+  switch (h) {
+    case DeviceHealth::kOk:
+      return "ok";
+    case DeviceHealth::kLost:
+      return "lost";
+    case DeviceHealth::kError:
+      return "error";
+  }
+  return "error";
 }
 
 std::string_view VisibilityName(HostProcess::Visibility v) {
