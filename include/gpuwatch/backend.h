@@ -1,9 +1,11 @@
 // Backend: the only code that talks to hardware. NvmlBackend (the real one,
 // also driven by the fake NVML library in tests and the demo) and, later,
-// ReplayBackend. A backend is owned and called by one thread at a time.
+// ReplayBackend (recordings). A backend is owned and called by one thread at a time.
 #pragma once
 
+#include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,13 @@ class Backend {
   // marked in out.health and re-probed on the next call.
   virtual void ReadDevice(int index, const FieldMask& which, bool processes, DeviceSample& out) = 0;
   // The MIG devices of GPU `index` (empty when MIG is off).
+  // A recording's own time for the sample being read (replay); live
+  // backends return nothing and the reader stamps the current time.
+  virtual std::optional<std::chrono::system_clock::time_point> SampleTime() const {
+    return std::nullopt;
+  }
+  // A recording that has nothing more to play.
+  virtual bool Finished() const { return false; }
   virtual std::vector<DeviceSample> ReadMigDevices(int index, const FieldMask& which,
                                                    bool processes) = 0;
 };

@@ -20,6 +20,8 @@ enum class Missing : std::uint8_t {
 };
 
 std::string_view MissingName(Missing m);  // "not_supported", ...
+// The inverse of MissingName (recordings); kFailed for an unknown name.
+Missing MissingFromName(std::string_view name);
 
 class Reading {
  public:

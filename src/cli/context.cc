@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "backends/nvml/nvml_backend.h"
+#include "backends/replay/jsonl_replay.h"
 
 namespace gpuwatch::cli {
 namespace fs = std::filesystem;
@@ -20,6 +21,13 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args) {
   app.add_option("--host-proc", args.host_proc,
                  "Read process details from this host /proc (e.g. /host/proc in a container)")
       ->check(CLI::ExistingDirectory);
+  app.add_option("--replay", args.replay,
+                 "Play a recording (watch/run --jsonl FILE) instead of reading the GPUs")
+      ->check(CLI::ExistingFile);
+  app.add_option(
+         "--replay-speed", args.replay_speed,
+         "With --replay: 1 plays at the recorded pace, 10 ten times faster, 0 as fast as possible")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--color", args.color, "Colour: auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 }
@@ -80,6 +88,18 @@ host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo
 }
 
 Result<Source> OpenSource(const CommonArgs& args) {
+  if (!args.replay.empty()) {
+    if (args.demo || !args.scenario.empty()) {
+      return Status::InvalidArgument(
+          "--replay plays a recording: it does not go with --demo or --scenario");
+    }
+    auto backend = replay::ReplayBackend::Open({args.replay, args.replay_speed});
+    if (!backend) return backend.error();
+    Source source;
+    source.replay = args.replay;
+    source.backend = std::move(*backend);  // no resolver: the recording keeps who each process was
+    return source;
+  }
   nvml::NvmlOptions options;
   options.shutdown_on_close = false;  // every command ends with the process
   std::string demo_host_proc;

@@ -17,6 +17,8 @@ struct CommonArgs {
   std::string scenario;   // --scenario: a fake-NVML scenario instead of the demo fleet
   std::string host_proc;  // --host-proc DIR: a mounted host /proc
   std::string color = "auto";
+  std::string replay;          // --replay FILE: a JSON Lines recording instead of GPUs
+  double replay_speed = 1.0;   // 0: as fast as it can be read
 };
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);
@@ -34,6 +36,7 @@ struct Source {
   std::unique_ptr<Backend> backend;
   std::unique_ptr<host::ProcessResolver> resolver;
   std::string demo_scenario;  // for the DEMO banner
+  std::string replay;         // for the REPLAY banner
 };
 
 // Opens the backend the arguments ask for. On failure the Status says why

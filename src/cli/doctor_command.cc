@@ -130,7 +130,11 @@ int RunDoctor(const CommonArgs& common) {
   } else {
     report.Ok(fmt::format("{} GPU(s)", snap.devices.size()));
   }
-  CheckEnvironment(source->resolver->environment(), common, report);
+  if (source->resolver) {
+    CheckEnvironment(source->resolver->environment(), common, report);
+  } else {
+    report.Ok("replaying a recording: the checks below describe the recorded GPUs");
+  }
 
   for (const auto& d : snap.devices) {
     const std::string label = fmt::format("GPU {} ({})", d.index, Text(d.fields[FieldId::kName]));

@@ -2,7 +2,6 @@
 // written exactly as nvidia-smi writes it so scripts work unchanged.
 #include <fmt/format.h>
 
-#include <csignal>
 #include <iostream>
 #include <memory>
 #include <thread>

@@ -72,6 +72,8 @@ Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
 }
 
 int RunRun(const CommonArgs& common, RunArgs args) {
+  if (!common.replay.empty())
+    return Usage("--replay plays a recording; a job needs the GPUs themselves");
   if (args.command.empty())
     return Usage("give the command to run after --, e.g. gpuwatch run -- python train.py");
   auto interval = ParseDuration(args.interval);

@@ -49,6 +49,7 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   text.processes = !args.no_processes;
   text.hostname = Hostname();
   text.demo_source = source->demo_scenario;
+  text.replay_source = source->replay;
   std::cout << RenderStatus(snap, text);
   return kExitOk;
 }

@@ -4,7 +4,6 @@
 // Ctrl-C flushes every output before exit.
 #include <fmt/format.h>
 
-#include <csignal>
 #include <iostream>
 #include <memory>
 
@@ -64,6 +63,9 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return kExitFailure;
   }
+  if (!source->replay.empty()) {
+    std::cout << "REPLAY of " << source->replay << ": recorded GPUs, not this machine's now\n";
+  }
   if (!source->demo_scenario.empty()) {
     std::cout << "DEMO: simulated GPUs (" << source->demo_scenario
               << "), not this machine's hardware\n";
@@ -79,7 +81,10 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   std::uint64_t last = 0;
   while (!SignalPending() && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
     auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(100));
-    if (!snap) continue;
+    if (!snap) {
+      if (sampler.finished()) break;  // a recording played to its end
+      continue;
+    }
     last = snap->sequence;
     if (!args.quiet) {
       for (const auto& d : snap->devices) terminal.Line(LogLine(*snap, d));

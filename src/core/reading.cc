@@ -20,4 +20,12 @@ std::string_view MissingName(Missing m) {
   return "failed";
 }
 
+Missing MissingFromName(std::string_view name) {
+  for (Missing m : {Missing::kNotYetSampled, Missing::kNotSupported, Missing::kNoPermission,
+                    Missing::kDeviceLost, Missing::kImplausible, Missing::kFailed}) {
+    if (MissingName(m) == name) return m;
+  }
+  return Missing::kFailed;
+}
+
 }  // namespace gpuwatch

@@ -205,6 +205,11 @@ std::string RenderStatus(const Snapshot& s, const StatusTextOptions& o) {
                  fmt::format("DEMO: simulated GPUs ({}), not this machine's hardware\n",
                              o.demo_source.empty() ? "demo fleet" : o.demo_source));
   }
+  if (!o.replay_source.empty()) {
+    out += paint(
+        std::string(kBold) + std::string(kYellow),
+        fmt::format("REPLAY of {}: recorded GPUs, not this machine's now\n", o.replay_source));
+  }
   const Reading& driver = s.host[FieldId::kDriverVersion];
   const Reading& cuda = s.host[FieldId::kCudaDriverVersion];
   const std::time_t secs = std::chrono::system_clock::to_time_t(s.time);

@@ -12,8 +12,9 @@ struct StatusTextOptions {
   bool color = false;
   bool processes = true;
   std::string hostname;
-  std::string demo_source;  // scenario shown in the DEMO banner
-  int command_width = 60;   // command column is cut to this many characters
+  std::string demo_source;    // scenario shown in the DEMO banner
+  std::string replay_source;  // recording shown in the REPLAY banner
+  int command_width = 60;     // command column is cut to this many characters
 };
 
 std::string RenderStatus(const Snapshot& snapshot, const StatusTextOptions& options);

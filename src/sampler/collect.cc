@@ -15,7 +15,7 @@ Snapshot CollectOnce(Backend& backend, host::ProcessResolver* resolver,
   Snapshot s;
   s.time = std::chrono::system_clock::now();
   s.demo = backend.info().demo;
-  s.source = "nvml:" + backend.info().library_path;
+  s.source = (backend.SampleTime() ? "replay:" : "nvml:") + backend.info().library_path;
   s.host = backend.ReadHost();
   const int n = backend.DeviceCount();
   s.devices.resize(static_cast<std::size_t>(n));
@@ -33,6 +33,7 @@ Snapshot CollectOnce(Backend& backend, host::ProcessResolver* resolver,
     }
   }
   if (resolver != nullptr) resolver->EndSample();
+  if (auto recorded = backend.SampleTime()) s.time = *recorded;
   return s;
 }
 

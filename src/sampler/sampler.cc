@@ -69,7 +69,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
   Snapshot s;
   s.time = std::chrono::system_clock::now();
   s.demo = st.backend->info().demo;
-  s.source = "nvml:" + st.backend->info().library_path;
+  s.source = (st.backend->SampleTime() ? "replay:" : "nvml:") + st.backend->info().library_path;
   if (w.first) {
     w.host = st.backend->ReadHost();
     const int n = st.backend->DeviceCount();
@@ -108,6 +108,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
       }
     }
   }
+  if (auto recorded = st.backend->SampleTime()) s.time = *recorded;
   w.first = false;
   s.sample_duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
   return s;
@@ -127,6 +128,7 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st) {
     st->sample_started_ns = 0;
     st->hung = false;
     st->Publish(std::move(s));
+    if (st->backend->Finished()) break;  // a recording played to its end
     next += st->options.interval;
     const auto now = Clock::now();
     if (next < now) next = now;  // overran: don't try to catch up in a burst
@@ -217,5 +219,10 @@ std::vector<std::shared_ptr<const Snapshot>> Sampler::History() const {
 }
 
 bool Sampler::hung() const { return state_->hung; }
+
+bool Sampler::finished() const {
+  std::lock_guard lock(state_->mu);
+  return state_->finished;
+}
 
 }  // namespace gpuwatch

@@ -48,6 +48,8 @@ class Sampler {
   // The ring of recent snapshots, oldest first.
   std::vector<std::shared_ptr<const Snapshot>> History() const;
   bool hung() const;
+  // Sampling ended on its own (a recording played to its end) or was stopped.
+  bool finished() const;
 
   struct State;  // shared with the sampling and watchdog threads
 

@@ -327,6 +327,33 @@ TEST(CliWatch, KillNineWhileRecordingLeavesAnIntactDatabase) {
   fs::remove(db.string() + "-shm");
 }
 
+TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
+  const fs::path rec =
+      fs::temp_directory_path() / ("gw-replay-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(rec);
+  ASSERT_EQ(
+      Gpuwatch("watch " + kFixed + " -i 50ms --duration 250ms --quiet --jsonl " + rec.string())
+          .code,
+      0);
+  const std::string fields = "index,name,memory.used,utilization.gpu,fan.speed,power.draw";
+  const CmdResult live = Gpuwatch("query " + kFixed + " --query-gpu=" + fields + " --format=csv");
+  const CmdResult replayed =
+      Gpuwatch("query --replay " + rec.string() + " --query-gpu=" + fields + " --format=csv");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_EQ(replayed.out, live.out) << "the recording gives back what was live";
+  const CmdResult status = Gpuwatch("--replay " + rec.string() + " --color=never");
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("REPLAY of " + rec.string()), std::string::npos);
+  EXPECT_NE(status.out.find("python train.py --epochs 3"), std::string::npos)
+      << "attribution is recorded";
+  const CmdResult watch = Gpuwatch("watch --replay " + rec.string() + " --replay-speed 0 -i 10ms");
+  EXPECT_EQ(watch.code, 0) << "ends with the recording";
+  EXPECT_NE(watch.out.find("GPU-0: Mem=43.1%"), std::string::npos) << watch.out;
+  EXPECT_EQ(Gpuwatch("run --replay " + rec.string() + " -- true").code, 2);
+  EXPECT_EQ(Gpuwatch("--replay " + rec.string() + " --demo").code, 1);
+  fs::remove(rec);
+}
+
 TEST(CliWatch, BadOptionsFailBeforeSampling) {
   const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
   EXPECT_EQ(interval.code, 2);
