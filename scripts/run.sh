@@ -5,8 +5,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-cmake -S . -B build/release -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUWATCH_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release --target gpuwatch gpuwatch_fake_nvml
+cmake --preset release >/dev/null
+cmake --build --preset release --target gpuwatch gpuwatch_fake_nvml
 if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1' || [ -n "${GPUWATCH_NVML_LIBRARY:-}" ]; then
   exec build/release/gpuwatch "$@"
 fi

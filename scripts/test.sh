@@ -12,30 +12,27 @@ failed=0
 step() { echo; echo "=== $*"; }
 
 step "GCC build, warnings as errors"
-cmake -S . -B build/gcc -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUWATCH_WERROR=ON >/dev/null
-cmake --build build/gcc -j "$JOBS"
+cmake --preset gcc >/dev/null
+cmake --build --preset gcc -j "$JOBS"
 step "GCC tests"
-(cd build/gcc && ctest --output-on-failure -j "$JOBS") || failed=1
+ctest --preset gcc -j "$JOBS" || failed=1
 
 step "ASan+UBSan build and tests"
-cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DGPUWATCH_SANITIZE=ON >/dev/null
-cmake --build build/asan -j "$JOBS"
-(cd build/asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-   ctest --output-on-failure -j "$JOBS") || failed=1
+cmake --preset asan >/dev/null
+cmake --build --preset asan -j "$JOBS"
+ctest --preset asan -j "$JOBS" || failed=1
 
 step "clang build (warnings as errors) and tests"
-CXX=clang++ CC=clang cmake -S . -B build/clang -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DGPUWATCH_WERROR=ON -DGPUWATCH_BUILD_TESTS=ON >/dev/null
-if cmake --build build/clang -j "$JOBS"; then
-  (cd build/clang && ctest --output-on-failure -j "$JOBS") || failed=1
+cmake --preset clang >/dev/null
+if cmake --build --preset clang -j "$JOBS"; then
+  ctest --preset clang -j "$JOBS" || failed=1
 else
   failed=1
 fi
 
 step "fuzzing every parser (bounded: 30 s or 200000 inputs each)"
-CXX=clang++ CC=clang cmake -S . -B build/fuzz -G Ninja -DCMAKE_BUILD_TYPE=Debug \
-  -DGPUWATCH_BUILD_FUZZERS=ON -DGPUWATCH_SANITIZE=ON -DGPUWATCH_BUILD_TESTS=OFF >/dev/null
-if cmake --build build/fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; then
+cmake --preset fuzz >/dev/null
+if cmake --build --preset fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; then
   for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/$f/* "$corpus"/
