@@ -7,8 +7,10 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake --preset release >/dev/null
 cmake --build --preset release --target gpuwatch gpuwatch_fake_nvml
-if ldconfig -p 2>/dev/null | grep -q 'libnvidia-ml.so.1' || [ -n "${GPUWATCH_NVML_LIBRARY:-}" ]; then
+# The real GPUs when NVML answers (wherever the driver put libnvidia-ml), else the demo.
+if build/release/gpuwatch --no-processes >/dev/null 2>&1; then
   exec build/release/gpuwatch "$@"
 fi
-echo "gpuwatch: no NVIDIA driver on this machine: showing the DEMO fleet (simulated GPUs)."
+echo "gpuwatch: no usable NVIDIA driver here (\`build/release/gpuwatch doctor\` says why):"
+echo "          showing the DEMO fleet (simulated GPUs)."
 exec build/release/gpuwatch --demo "$@"
