@@ -17,8 +17,8 @@ struct CommonArgs {
   std::string scenario;   // --scenario: a fake-NVML scenario instead of the demo fleet
   std::string host_proc;  // --host-proc DIR: a mounted host /proc
   std::string color = "auto";
-  std::string replay;          // --replay FILE: a JSON Lines recording instead of GPUs
-  double replay_speed = 1.0;   // 0: as fast as it can be read
+  std::string replay;         // --replay FILE: a JSON Lines recording instead of GPUs
+  double replay_speed = 1.0;  // 0: as fast as it can be read
 };
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);
