@@ -9,6 +9,7 @@
 #include <string>
 
 #include "backends/nvml/nvml_backend.h"
+#include "host/process_resolver.h"
 
 namespace gpuwatch::testing {
 
@@ -37,6 +38,25 @@ inline std::unique_ptr<nvml::NvmlBackend> OpenFake(
   auto b = nvml::NvmlBackend::Open(o);
   EXPECT_TRUE(b) << b.error().message();
   return b ? std::move(*b) : nullptr;
+}
+
+// The demo fleet (scenarios/demo.yaml) at scenario time `t`, and the options
+// that attribute its processes from its host tree (scenarios/demo.host).
+inline std::unique_ptr<nvml::NvmlBackend> OpenDemo(double t) {
+  UseScenario("../demo.yaml", t);
+  nvml::NvmlOptions o;
+  o.library_path = FakeLibrary();
+  o.demo = true;
+  auto b = nvml::NvmlBackend::Open(o);
+  EXPECT_TRUE(b) << b.error().message();
+  return b ? std::move(*b) : nullptr;
+}
+
+inline host::ProcOptions DemoHostProc() {
+  host::ProcOptions po;
+  po.proc_dir = std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/demo.host/proc";
+  po.is_host_proc = true;
+  return po;
 }
 
 }  // namespace gpuwatch::testing

@@ -128,17 +128,10 @@ TEST(Attribution, PidReuseGivesANewIdentity) {
 }
 
 TEST(Attribution, DemoFleetShowsUsersContainersAndMig) {
-  testing::UseScenario("../demo.yaml", 600);
-  nvml::NvmlOptions o;
-  o.library_path = testing::FakeLibrary();
-  o.demo = true;
-  auto b = nvml::NvmlBackend::Open(o);
-  ASSERT_TRUE(b) << b.error().message();
-  host::ProcOptions po;
-  po.proc_dir = std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/demo.host/proc";
-  po.is_host_proc = true;
-  host::ProcessResolver resolver(po);
-  const Snapshot s = CollectOnce(**b, &resolver, {});
+  auto b = testing::OpenDemo(600);
+  ASSERT_TRUE(b);
+  host::ProcessResolver resolver(testing::DemoHostProc());
+  const Snapshot s = CollectOnce(*b, &resolver, {});
   EXPECT_TRUE(s.demo);
   ASSERT_EQ(s.devices.size(), 8u);
   const ProcessSample* alice = Find(s, 41001);

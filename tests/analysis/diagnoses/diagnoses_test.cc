@@ -149,21 +149,14 @@ TEST(Diagnoses, StaleSnapshotsChangeNothing) {
 }
 
 TEST(Diagnoses, DemoFleetShowsPreallocationStarvationAndThrottling) {
-  testing::UseScenario("../demo.yaml", 600);
-  nvml::NvmlOptions o;
-  o.library_path = testing::FakeLibrary();
-  o.demo = true;
-  auto b = nvml::NvmlBackend::Open(o);
-  ASSERT_TRUE(b) << b.error().message();
-  host::ProcOptions po;
-  po.proc_dir = std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/demo.host/proc";
-  po.is_host_proc = true;
-  host::ProcessResolver resolver(po);
+  auto b = testing::OpenDemo(600);
+  ASSERT_TRUE(b);
+  host::ProcessResolver resolver(testing::DemoHostProc());
   Diagnoser dx;
   std::map<std::string, std::vector<Event>> by_source;
   for (int t = 600; t <= 1000; t += 10) {
     testing::AtTime(t);
-    Snapshot s = CollectOnce(**b, &resolver, {});
+    Snapshot s = CollectOnce(*b, &resolver, {});
     s.time = kT0 + seconds(t);
     for (auto& e : dx.Observe(s)) by_source[e.source].push_back(e);
   }
