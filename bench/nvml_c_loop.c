@@ -1,9 +1,11 @@
 /* The reference for bench/sample_bench: a plain C loop over the NVML calls of
  * one full device sample (the interval-cadence fields plus the process list
  * and per-process utilization), resolved with dlopen like gpuwatch does.
- * Usage: nvml_c_loop ITERATIONS [all]
+ * Usage: nvml_c_loop ITERATIONS [all|ok] [PERIOD_MS]
  *   default: only the calls that succeed on this GPU (what gpuwatch makes
- *            once unsupported calls are cached);  "all": every call, always. */
+ *            once unsupported calls are cached);  "all": every call, always.
+ *   PERIOD_MS > 0: sample every GPU once per period, ITERATIONS times (the
+ *            reference for a monitor's steady cost, bench/watch_cost.sh). */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +89,26 @@ int main(int argc, char** argv) {
   printf("nvmlInit_v2 ms=%.2f\n", (now_us() - ti) / 1e3);
   dev_t_ d;
   if (nvmlDeviceGetHandleByIndex_v2(0, &d) != 0) { fprintf(stderr, "no device 0\n"); return 1; }
+  int period_ms = argc > 3 ? atoi(argv[3]) : 0;
+  if (period_ms > 0) {
+    static ret_t (*count_fn)();
+    count_fn = (ret_t (*)())dlsym(h, "nvmlDeviceGetCount_v2");
+    unsigned int count = 1;
+    if (count_fn) count_fn(&count);
+    for (int k = 0; k < iters; ++k) {
+      double start = now_us();
+      for (unsigned int i = 0; i < count; ++i) {
+        if (nvmlDeviceGetHandleByIndex_v2(i, &d) == 0) sample(d, only_ok, 0);
+      }
+      double left_us = period_ms * 1e3 - (now_us() - start);
+      if (left_us > 0) {
+        struct timespec ts = {(time_t)(left_us / 1e6), (long)((long long)left_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+      }
+    }
+    printf("c_loop_periodic devices=%u period_ms=%d iterations=%d\n", count, period_ms, iters);
+    return 0;
+  }
   int good = sample(d, 0, 1);
   for (int w = 0; w < 20; ++w) sample(d, only_ok, 0);
   double t0 = now_us();

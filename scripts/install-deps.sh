@@ -6,9 +6,12 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev
-  libcpp-httplib-dev sqlite3
+  libcpp-httplib-dev sqlite3 chromium
 )
 missing=()
+# Node and npm build the web report (esbuild) and drive the browser tests
+# (playwright-core); any node >= 18 does, Debian's included.
+command -v node >/dev/null && command -v npm >/dev/null || PACKAGES+=(nodejs npm)
 for p in "${PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
@@ -17,4 +20,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The web bundle's packages (pinned in web/package-lock.json), from npm.
+cd "$(dirname "$0")/.."
+if [ ! -f web/node_modules/.package-lock.json ] ||
+   [ web/package-lock.json -nt web/node_modules/.package-lock.json ]; then
+  echo "gpuwatch: npm ci in web/"
+  npm ci --prefix web --no-audit --no-fund --loglevel=error >/dev/null
 fi

@@ -7,7 +7,7 @@
 #include <filesystem>
 
 #include "backends/nvml/nvml_backend.h"
-#include "backends/replay/jsonl_replay.h"
+#include "backends/replay/replay_backend.h"
 
 namespace gpuwatch::cli {
 namespace fs = std::filesystem;

@@ -52,4 +52,10 @@ inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;
 inline constexpr int kExitUsage = 2;
 
+// The exit status for a failed OpenSource: bad arguments or a bad recording
+// are usage errors (2), everything else a failure (1).
+inline int ExitStatusFor(const Status& status) {
+  return status.code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
+}
+
 }  // namespace gpuwatch::cli

@@ -7,6 +7,7 @@
 #include "analysis/rules/builtin_rules.h"
 #include "analysis/rules/rule_parser.h"
 #include "export/lines.h"
+#include "gpuwatch/units.h"
 #include "sampler/lifecycle.h"
 
 namespace gpuwatch::cli {
@@ -21,11 +22,24 @@ void AddPipelineOptions(CLI::App& command, PipelineOptions& o) {
                      "Alert rules (YAML, docs/rules.md); default: the built-in rules");
   command.add_flag("--allow-commands", o.allow_commands,
                    "Let rule actions run programs (`command:` actions)");
+  command.add_option("--leak-window", o.leak_window,
+                     "Floor window of leak detection (default 5m; every other leak window "
+                     "scales with it, a verdict takes ~9 windows: docs/leaks.md)");
 }
 
 Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options, Warn warn) {
   std::unique_ptr<Pipeline> p(new Pipeline());
   p->options_ = options;
+  if (!options.leak_window.empty()) {
+    auto window = ParseDuration(options.leak_window);
+    if (!window) return window.error().WithContext("--leak-window");
+    if (*window < std::chrono::seconds(5) || *window > std::chrono::hours(6)) {
+      return Status::InvalidArgument(
+          fmt::format("--leak-window: {} is outside 5s .. 6h", options.leak_window));
+    }
+    p->leaks_ = leaks::LeakTracker(
+        leaks::ScaledLeakOptions(std::chrono::duration_cast<std::chrono::seconds>(*window)));
+  }
   rules::ParseOptions parse;
   parse.allow_commands = options.allow_commands;
   Result<rules::RuleSet> set = options.rules.empty() ? Result<rules::RuleSet>(rules::BuiltinRules())
@@ -85,8 +99,8 @@ void Pipeline::Record(const Event& e) {
   if (db_) db_->Append(e);
 }
 
-void Pipeline::Mark(std::chrono::system_clock::time_point time, const std::string& kind,
-                    const std::string& value) {
+Event Pipeline::Mark(std::chrono::system_clock::time_point time, const std::string& kind,
+                     const std::string& value) {
   double number = 0;
   const bool numeric =
       std::from_chars(value.data(), value.data() + value.size(), number).ec == std::errc();
@@ -108,6 +122,13 @@ void Pipeline::Mark(std::chrono::system_clock::time_point time, const std::strin
     if (!numeric) m.label = value;
     db_->AppendMark(std::move(m));
   }
+  return e;
+}
+
+void Pipeline::Framework(std::chrono::system_clock::time_point time, int gpu,
+                         const std::string& framework,
+                         const std::map<std::string, double, std::less<>>& bytes) {
+  if (jsonl_) jsonl_->Write(JsonlFramework(time, gpu, framework, bytes));
 }
 
 void Pipeline::Close() {

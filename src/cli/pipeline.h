@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,7 @@ struct PipelineOptions {
   std::string db;
   std::string rules;  // a rule file; empty: the built-in defaults
   bool allow_commands = false;
+  std::string leak_window;  // --leak-window: the leak detector's floor window ("" = 5m)
   std::string hostname;
   // Where `log` actions write (alerts as they fire and resolve); default stderr.
   std::function<void(std::string_view)> log;
@@ -45,9 +47,13 @@ class Pipeline {
   std::vector<Event> Observe(const std::shared_ptr<const Snapshot>& snapshot);
   // An event from elsewhere (memory guard, ...), written out.
   void Record(const Event& event);
-  // A mark from the training process (step / epoch / phase).
-  void Mark(std::chrono::system_clock::time_point time, const std::string& kind,
-            const std::string& value);
+  // A mark from the training process (step / epoch / phase); returns it as
+  // the event it was recorded as.
+  Event Mark(std::chrono::system_clock::time_point time, const std::string& kind,
+             const std::string& value);
+  // Framework memory from the training process (recorded in --jsonl).
+  void Framework(std::chrono::system_clock::time_point time, int gpu, const std::string& framework,
+                 const std::map<std::string, double, std::less<>>& bytes);
   void Close();
 
   const Diagnoser& diagnoser() const { return diagnoser_; }

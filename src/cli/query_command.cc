@@ -50,7 +50,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
     return Fail("gpuwatch query: the loop interval must be positive", kExitUsage);
 
   auto source = OpenSource(common);
-  if (!source) return Fail("gpuwatch: " + source.error().message(), kExitFailure);
+  if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
 
   // Read only what was asked for: a query is a one-shot hot path.
   CollectOptions collect;

@@ -23,6 +23,8 @@
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "host/process_tree.h"
+#include "report/report_html.h"
+#include "report/report_recorder.h"
 #include "sampler/sampler.h"
 #include "transport/job_socket.h"
 
@@ -36,6 +38,7 @@ struct RunArgs {
   std::string grace = "10s";
   PipelineOptions outputs;
   std::string json;
+  std::string report;
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -106,10 +109,16 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       return Usage(fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
   }
 
+  if (!args.report.empty()) {
+    for (const Status& s : {report::CheckCanRender(), report::CheckWritable(args.report)}) {
+      if (!s.ok()) return Usage("--report: " + s.message());
+    }
+  }
+
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return kExitFailure;
+    return ExitStatusFor(source.error());
   }
   std::map<std::string, std::string> env;
   if (!args.gpus.empty()) {
@@ -125,6 +134,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     return kExitFailure;
   }
   env["GPUWATCH_SOCKET"] = (*socket)->path();
+  const std::string demo_scenario = source->demo_scenario;
   if (!source->demo_scenario.empty())
     terminal.Line("DEMO: simulated GPUs (" + source->demo_scenario + ")");
   const std::filesystem::path proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;
@@ -143,6 +153,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   }
 
   JobSummary summary(args.command, started);
+  report::ReportRecorder recorder;
   std::optional<MemoryGuard> guard;
   if (limit) guard.emplace(*limit, *grace);
   std::uint64_t last = 0;
@@ -157,9 +168,11 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     for (auto& m : (*socket)->Drain()) {
       if (m.message.kind == JobMessage::Kind::kMark) {
         summary.AddMark(m.message.mark, m.message.mark_value);
-        (*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value);
+        recorder.AddEvent((*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value));
       } else if (m.message.kind == JobMessage::Kind::kMemory) {
         summary.AddFrameworkMemory(m.message.device, m.message.framework, m.message.bytes);
+        recorder.AddFramework(m.time, m.message.device, m.message.framework, m.message.bytes);
+        (*pipeline)->Framework(m.time, m.message.device, m.message.framework, m.message.bytes);
       }
     }
     for (const auto& error : (*socket)->DrainErrors()) {
@@ -170,7 +183,9 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     const auto job =
         host::Descendants(host::ReadParents(proc_dir), static_cast<std::uint32_t>(child->pid()));
     summary.Observe(*snap, job);
+    recorder.Observe(*snap, &job);
     for (const auto& e : (*pipeline)->Observe(snap)) {
+      recorder.AddEvent(e);
       // Alerts are written by their rules' `log` action.
       const bool notable = e.kind == Event::Kind::kDiagnosis ||
                            e.kind == Event::Kind::kLeakSuspected ||
@@ -199,6 +214,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
         e.message = step.explanation;
         (*pipeline)->Record(e);
         summary.AddEvent(e);
+        recorder.AddEvent(e);
         if (step.action == MemoryGuard::Action::kTerminate) child->Signal(SIGTERM);
         if (step.action == MemoryGuard::Action::kKill) child->Signal(SIGKILL);
       }
@@ -208,12 +224,30 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   (*pipeline)->Close();
   std::map<int, std::chrono::milliseconds> throttled;
   for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
-  const JobReport report = summary.Finish(std::chrono::system_clock::now(), status,
+  const JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
                                           (*pipeline)->diagnoser().starved_totals(), throttled);
-  if (!args.quiet) std::cerr << RenderJobReport(report);
+  if (!args.quiet) std::cerr << RenderJobReport(job_report);
   if (json_file) {
-    const std::string text = JobReportToJson(report).dump(2) + "\n";
+    const std::string text = JobReportToJson(job_report).dump(2) + "\n";
     std::fwrite(text.data(), 1, text.size(), json_file.get());
+  }
+  if (!args.report.empty()) {
+    std::string command;
+    for (const auto& a : args.command) command += (command.empty() ? "" : " ") + a;
+    report::ReportMeta meta;
+    meta.title = "gpuwatch run — " + command.substr(0, 120);
+    meta.hostname = args.outputs.hostname;
+    meta.source = "run";
+    meta.demo = demo_scenario;
+    auto page =
+        report::RenderHtml(recorder.ToJson(meta, JobReportRows(job_report), JobReportToJson(job_report)));
+    const Status written =
+        page ? report::WriteFileAtomically(args.report, *page) : page.error();
+    if (!written.ok()) {
+      std::cerr << "gpuwatch: --report: " << written.message() << "\n";
+    } else if (!args.quiet) {
+      std::cerr << "report       " << args.report << "\n";
+    }
   }
   return *status;
 }
@@ -236,6 +270,8 @@ Runner AddRunCommand(CLI::App& app, const CommonArgs& common) {
   AddPipelineOptions(*r, args->outputs);
   r->add_option("--json", args->json,
                 "Write the end-of-job summary as JSON to FILE (schema gpuwatch.run/1)");
+  r->add_option("--report", args->report,
+                "Write the HTML report (charts, events, summary; one self-contained file) to FILE");
   r->add_flag("-q,--quiet", args->quiet,
               "Print nothing of gpuwatch's own (the job's output is untouched)");
   r->add_option("command", args->command, "The job: a program and its arguments, after --")

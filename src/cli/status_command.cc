@@ -24,7 +24,7 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return kExitFailure;
+    return ExitStatusFor(source.error());
   }
   CollectOptions collect;
   collect.fields = FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});

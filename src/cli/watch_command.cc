@@ -61,7 +61,7 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return kExitFailure;
+    return ExitStatusFor(source.error());
   }
   if (!source->replay.empty()) {
     std::cout << "REPLAY of " << source->replay << ": recorded GPUs, not this machine's now\n";

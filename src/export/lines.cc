@@ -168,4 +168,17 @@ std::string JsonlEvent(const Event& e) {
   return j.dump();
 }
 
+std::string JsonlFramework(std::chrono::system_clock::time_point time, int gpu,
+                           const std::string& framework,
+                           const std::map<std::string, double, std::less<>>& bytes) {
+  json values = json::object();
+  for (const auto& [kind, v] : bytes) values[kind] = Number(v);
+  return json{{"type", "framework"},
+              {"time", Iso8601(time)},
+              {"gpu", gpu},
+              {"framework", framework},
+              {"bytes", std::move(values)}}
+      .dump();
+}
+
 }  // namespace gpuwatch

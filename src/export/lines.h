@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ inline constexpr std::string_view kJsonlSchema = "gpuwatch.jsonl/1";
 std::string JsonlHeader(const Snapshot& first, const std::string& hostname);
 std::string JsonlSample(const Snapshot& snapshot);
 std::string JsonlEvent(const Event& event);
+// Framework memory a training process reported (GPUWATCH_SOCKET): allocated,
+// reserved, ... in bytes.
+std::string JsonlFramework(std::chrono::system_clock::time_point time, int gpu,
+                           const std::string& framework,
+                           const std::map<std::string, double, std::less<>>& bytes);
 nlohmann::json EventToJson(const Event& event);
 
 }  // namespace gpuwatch

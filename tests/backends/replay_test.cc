@@ -1,16 +1,19 @@
 // ReplayBackend on recordings written by the JSON Lines serializer.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
 
-#include "backends/replay/jsonl_replay.h"
+#include "backends/replay/replay_backend.h"
 #include "export/lines.h"
 
 namespace gpuwatch {
 namespace {
 namespace fs = std::filesystem;
+using std::chrono::milliseconds;
 using std::chrono::seconds;
+using ::testing::HasSubstr;
 const auto kT0 = std::chrono::system_clock::time_point(seconds(1795734000));
 
 Snapshot Sample(int n) {
@@ -97,6 +100,113 @@ TEST_F(Recording, BadRecordingsAreErrorsNamingFileAndLine) {
             std::string::npos);
   EXPECT_EQ(replay::ReplayBackend::Open({"/nonexistent.jsonl", 1}).error().code(),
             Status::Code::kNotFound);
+}
+
+TEST_F(Recording, EventsMarksAndFrameworkLinesAreKeptInTimeOrder) {
+  Event alert;
+  alert.time = kT0 + milliseconds(1500);
+  alert.kind = Event::Kind::kAlertFiring;
+  alert.severity = Severity::kCritical;
+  alert.source = "memory_high";
+  alert.gpu = 0;
+  alert.process = ProcessKey{42, 77};
+  alert.value = 0.97;
+  alert.message = "GPU-0 memory at 97%";
+  Event step;  // as cli/pipeline.cc writes a mark
+  step.time = kT0 + milliseconds(1200);
+  step.kind = Event::Kind::kMark;
+  step.source = "step";
+  step.message = "step 120";
+  step.value = 120;
+  Event early = step;  // a mark can come before the first sample (and the header)
+  early.time = kT0 - seconds(1);
+  early.source = "phase";
+  early.message = "phase train";
+  early.value.reset();
+  std::string text = JsonlEvent(early) + "\n" + JsonlHeader(Sample(0), "node-7") + "\n";
+  text += JsonlSample(Sample(0)) + "\n" + JsonlEvent(alert) + "\n" + JsonlEvent(step) + "\n";
+  text +=
+      R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch","bytes":{"allocated":123,"reserved":456}})"
+      "\n";
+  text +=
+      R"({"type":"framework","time":"2026-11-25T08:20:00.500Z","gpu":1,"framework":"jax","bytes":{}})"
+      "\n";
+  text += R"({"type":"tomorrow","whatever":[1,2]})"
+          "\n";  // a newer writer's line type
+  text +=
+      R"({"type":"event","time":"2026-11-25T08:20:02.000Z","kind":"quantum_flux","message":"?"})"
+      "\n";
+  text += JsonlSample(Sample(1)) + "\n";
+  Write(text);
+
+  auto b = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ((*b)->format(), replay::ReplayBackend::Format::kJsonLines);
+  EXPECT_EQ((*b)->hostname(), "node-7");
+  EXPECT_EQ((*b)->samples(), 2u);
+
+  const std::vector<Event>& e = (*b)->events();
+  ASSERT_EQ(e.size(), 3u);
+  EXPECT_EQ(e[0].message, "phase train");
+  EXPECT_EQ(e[0].kind, Event::Kind::kMark);
+  EXPECT_FALSE(e[0].value);
+  EXPECT_EQ(e[1].kind, Event::Kind::kMark);
+  EXPECT_EQ(e[1].time, kT0 + milliseconds(1200));
+  EXPECT_EQ(e[1].source, "step");
+  EXPECT_EQ(e[1].message, "step 120");
+  EXPECT_EQ(e[1].value, 120.0);
+  EXPECT_EQ(e[2].kind, Event::Kind::kAlertFiring);
+  EXPECT_EQ(e[2].severity, Severity::kCritical);
+  EXPECT_EQ(e[2].source, "memory_high");
+  EXPECT_EQ(e[2].gpu, 0);
+  EXPECT_EQ(e[2].process->pid, 42u);
+  EXPECT_EQ(e[2].value, 0.97);
+  EXPECT_EQ(e[2].message, "GPU-0 memory at 97%");
+
+  const auto& f = (*b)->framework();
+  ASSERT_EQ(f.size(), 2u);
+  EXPECT_EQ(f[0].framework, "jax") << "in time order";
+  EXPECT_EQ(f[0].gpu, 1);
+  EXPECT_TRUE(f[0].bytes.empty());
+  EXPECT_EQ(f[1].framework, "torch");
+  EXPECT_EQ(f[1].time, std::chrono::system_clock::time_point(milliseconds(1795594801250)));
+  EXPECT_EQ(f[1].bytes, (std::map<std::string, double>{{"allocated", 123}, {"reserved", 456}}));
+
+  ASSERT_EQ((*b)->notes().size(), 1u);
+  EXPECT_THAT((*b)->notes()[0], HasSubstr("1 event(s) of kinds this gpuwatch does not know "
+                                          "(quantum_flux) skipped"));
+}
+
+TEST_F(Recording, MalformedEventOrFrameworkLineIsAnErrorNamingFileAndLine) {
+  const std::string start = JsonlHeader(Sample(0), "h") + "\n" + JsonlSample(Sample(0)) + "\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","framework":"torch","bytes":{}})",
+       ":3: framework: no \"gpu\""},
+      {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch","bytes":{"allocated":"lots"}})",
+       ":3: framework: \"bytes\": \"allocated\" is not a number"},
+      {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch"})",
+       ":3: framework: \"bytes\" is not an object"},
+      {R"({"type":"framework","time":"yesterday","gpu":0,"framework":"torch","bytes":{}})",
+       ":3: framework: bad \"time\""},
+      {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":"0","framework":"torch","bytes":{}})",
+       ":3: framework: bad \"gpu\""},
+      {R"({"type":"event","kind":"mark","message":"step 1"})", ":3: event: bad \"time\""},
+      {R"({"type":"event","time":"2026-11-25T08:20:01.250Z","message":"step 1"})",
+       ":3: event: no \"kind\""},
+      {R"({"type":"event","time":"2026-11-25T08:20:01.250Z","kind":"mark","value":"one"})",
+       ":3: event: bad \"value\""},
+      {R"({"type":"event","time":"2026-11-25T08:20:01.250Z","kind":"mark","severity":"dire"})",
+       ":3: event: bad \"severity\""},
+      {R"({"type":"event","time":"2026-11-25T08:20:01.250Z","kind":"mark","pid":-1})",
+       ":3: event: bad \"pid\""},
+  };
+  for (const auto& [line, want] : cases) {
+    Write(start + line + "\n");
+    auto b = replay::ReplayBackend::Open({path_.string(), 0});
+    ASSERT_FALSE(b) << line;
+    EXPECT_THAT(b.error().message(), HasSubstr(path_.string() + want)) << line;
+    EXPECT_EQ(b.error().code(), Status::Code::kInvalidArgument);
+  }
 }
 
 }  // namespace

@@ -350,8 +350,51 @@ TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
   EXPECT_EQ(watch.code, 0) << "ends with the recording";
   EXPECT_NE(watch.out.find("GPU-0: Mem=43.1%"), std::string::npos) << watch.out;
   EXPECT_EQ(Gpuwatch("run --replay " + rec.string() + " -- true").code, 2);
-  EXPECT_EQ(Gpuwatch("--replay " + rec.string() + " --demo").code, 1);
+  EXPECT_EQ(Gpuwatch("--replay " + rec.string() + " --demo").code, 2);
   fs::remove(rec);
+}
+
+TEST(CliReport, FromARecordingAndBadInput) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-report-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const fs::path rec = dir / "rec.jsonl";
+  ASSERT_EQ(
+      Gpuwatch("watch " + kFixed + " -i 50ms --duration 300ms --quiet --jsonl " + rec.string())
+          .code,
+      0);
+  const CmdResult ok = Gpuwatch("report " + rec.string() + " -o " + (dir / "r.html").string());
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("wrote " + (dir / "r.html").string()), std::string::npos) << ok.err;
+  const std::string page = Slurp(dir / "r.html");
+  EXPECT_NE(page.find("\"source\":\"recording " + rec.string() + "\""), std::string::npos);
+  EXPECT_NE(page.find("python train.py --epochs 3"), std::string::npos) << "processes are charted";
+
+  struct Case {
+    std::string args;
+    int code;
+    std::string why;
+  };
+  const Case cases[] = {
+      {"report " + rec.string(), 2, "--output is required"},
+      {"report -o x.html", 2, "source is required"},
+      {"report /nonexistent.jsonl -o " + (dir / "x.html").string(), 1,
+       "cannot read the recording /nonexistent.jsonl"},
+      {"report " + rec.string() + " -o /nonexistent-dir/r.html", 2,
+       "-o: cannot write /nonexistent-dir/r.html"},
+      {"report " + kFixed + " " + rec.string() + " -o " + (dir / "x.html").string(), 2,
+       "the recording is SOURCE"},
+  };
+  for (const auto& c : cases) {
+    const CmdResult r = Gpuwatch(c.args);
+    EXPECT_EQ(r.code, c.code) << c.args << ": " << r.err;
+    EXPECT_NE(r.err.find(c.why), std::string::npos) << c.args << ": " << r.err;
+  }
+  std::ofstream(dir / "bad.jsonl") << "{\"type\":\"header\",\"schema\":\"gpuwatch.jsonl/9\"}\n";
+  const CmdResult bad = Gpuwatch("report " + (dir / "bad.jsonl").string() + " -o " + (dir / "x.html").string());
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("bad.jsonl:1: schema \"gpuwatch.jsonl/9\""), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir / "x.html")) << "no report from bad input";
+  fs::remove_all(dir);
 }
 
 TEST(CliWatch, BadOptionsFailBeforeSampling) {

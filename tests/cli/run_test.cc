@@ -138,6 +138,42 @@ TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {
   EXPECT_NE(jsonl.find("\"message\":\"step 2\""), std::string::npos);
 }
 
+// The report's data, read back from the page (the page itself is checked in a
+// real browser by tests/browser/).
+nlohmann::json ReportData(const fs::path& html) {
+  const std::string page = Slurp(html);
+  const std::string open = "id=\"gpuwatch-data\">";
+  const auto start = page.find(open);
+  if (start == std::string::npos) return nullptr;
+  const auto end = page.find("</script>", start);
+  return nlohmann::json::parse(page.substr(start + open.size(), end - start - open.size()));
+}
+
+TEST_F(RunFixture, ReportHoldsTheJobsChartsMarksAndFrameworkMemory) {
+  const Out r = Run("--report " + (dir_ / "job.html").string(),
+                    Job("job_client \"mark epoch=1\" sleep=300 \"mem framework=torch device=0 "
+                        "allocated=100 reserved=200\" sleep=300; sleep 0.3"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("report       " + (dir_ / "job.html").string()), std::string::npos) << r.err;
+  const auto d = ReportData(dir_ / "job.html");
+  ASSERT_TRUE(d.is_object());
+  EXPECT_EQ(d["schema"], "gpuwatch.report/1");
+  EXPECT_EQ(d["source"], "run");
+  EXPECT_FALSE(d["demo"].is_null()) << "a scenario is simulated: the report says so";
+  EXPECT_GT(d["t"].size(), 5u);
+  ASSERT_EQ(d["process_series"].size(), 1u);
+  EXPECT_TRUE(d["process_series"][0]["job"].get<bool>());
+  EXPECT_EQ(d["process_series"][0]["memory_bytes"].back(), 10.0 * (1ull << 30));
+  ASSERT_EQ(d["framework_series"].size(), 2u);
+  EXPECT_EQ(d["framework_series"][1]["kind"], "reserved");
+  EXPECT_EQ(d["framework_series"][1]["memory_bytes"].back(), 200.0);
+  bool epoch = false;
+  for (const auto& a : d["annotations"]) epoch = epoch || a["text"] == "epoch 1";
+  EXPECT_TRUE(epoch) << d["annotations"].dump();
+  EXPECT_EQ(d["job"]["schema"], "gpuwatch.run/1");
+  EXPECT_FALSE(fs::exists(dir_ / "job.html.tmp"));
+}
+
 TEST_F(RunFixture, GpusSetsCudaVisibleDevicesInPciOrder) {
   const Out r = Run("--gpus 1", "sh -c 'echo \"$CUDA_VISIBLE_DEVICES $CUDA_DEVICE_ORDER\" > " +
                                     (dir_ / "env").string() + "'");
@@ -164,6 +200,9 @@ TEST_F(RunFixture, BadInputFailsBeforeTheJobStarts) {
       {"--csv /nonexistent-dir/r.csv", "--csv: cannot write /nonexistent-dir/r.csv"},
       {"--gpus 9", "there is no GPU 9"},
       {"--rules " + (dir_ / "missing.yaml").string(), "missing.yaml"},
+      {"--report /nonexistent-dir/r.html", "--report: cannot write /nonexistent-dir/r.html"},
+      {"--leak-window 2s", "--leak-window: 2s is outside 5s .. 6h"},
+      {"--leak-window soon", "--leak-window: \"soon\" is not a duration"},
   };
   for (const auto& [options, why] : cases) {
     const Out r = Run(options, touch);

@@ -32,7 +32,8 @@ std::string Duration(std::chrono::milliseconds d) {
 }  // namespace
 
 JobSummary::JobSummary(std::vector<std::string> command,
-                       std::chrono::system_clock::time_point started) {
+                       std::chrono::system_clock::time_point started, bool every_device)
+    : every_device_(every_device) {
   report_.command = std::move(command);
   report_.started = started;
 }
@@ -56,7 +57,7 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
         peak.command = p.host.command.empty() ? p.host.name : p.host.command;
       peak.peak_bytes = std::max(peak.peak_bytes, bytes);
     }
-    if (used_by_job) report_.gpus.insert(d.index);
+    if (used_by_job || every_device_) report_.gpus.insert(d.index);
     if (report_.gpus.count(d.index) == 0) continue;
     const Reading& used = d.fields[FieldId::kMemoryUsedBytes];
     if (used.is_number()) {
@@ -129,69 +130,75 @@ JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
   return r;
 }
 
-std::string RenderJobReport(const JobReport& r) {
-  std::string out = "\n── gpuwatch run summary ──────────────────────────────────────────\n";
+std::vector<SummaryRow> JobReportRows(const JobReport& r) {
+  std::vector<SummaryRow> rows;
   std::string command;
   for (const auto& a : r.command) command += (command.empty() ? "" : " ") + a;
-  out += fmt::format("command      {}\n", command);
-  out += fmt::format("duration     {}\n", Duration(r.duration));
-  if (r.exit_status) out += fmt::format("exit status  {}\n", *r.exit_status);
-  if (r.gpus.empty()) {
-    out += "GPUs         none: no process of the job used a GPU\n";
-  }
+  if (!command.empty()) rows.push_back({"command", command});
+  rows.push_back({"duration", Duration(r.duration)});
+  if (r.exit_status) rows.push_back({"exit status", std::to_string(*r.exit_status)});
+  if (r.gpus.empty()) rows.push_back({"GPUs", "none: no process of the job used a GPU"});
   double energy_total = 0;
   for (int gpu : r.gpus) {
     const double total = r.device_total_bytes.count(gpu) ? r.device_total_bytes.at(gpu) : 0;
     const double peak = r.peak_device_used_bytes.count(gpu) ? r.peak_device_used_bytes.at(gpu) : 0;
-    out += fmt::format("GPU {}        peak memory {:.1f} / {:.1f} GiB", gpu, peak / kGiB,
-                       total / kGiB);
+    std::string value = fmt::format("peak memory {:.1f} / {:.1f} GiB", peak / kGiB, total / kGiB);
     if (auto it = r.utilization.find(gpu); it != r.utilization.end() && it->second.samples > 0) {
-      out += fmt::format("  util mean {:.0f} %  median {:.0f} %  p95 {:.0f} %",
-                         it->second.mean * 100, it->second.median * 100, it->second.p95 * 100);
+      value += fmt::format("  util mean {:.0f} %  median {:.0f} %  p95 {:.0f} %",
+                           it->second.mean * 100, it->second.median * 100, it->second.p95 * 100);
     }
-    out += "\n";
+    rows.push_back({fmt::format("GPU {}", gpu), value});
     if (auto it = r.energy_joules.find(gpu); it != r.energy_joules.end()) {
       energy_total += it->second;
     }
     if (auto it = r.starved.find(gpu); it != r.starved.end() && it->second.count() > 0) {
-      out += fmt::format("             starved {}\n", Duration(it->second));
+      rows.push_back({"", fmt::format("starved {}", Duration(it->second))});
     }
     if (auto it = r.throttled.find(gpu); it != r.throttled.end() && it->second.count() > 0) {
-      out += fmt::format("             clocks held down {}\n", Duration(it->second));
+      rows.push_back({"", fmt::format("clocks held down {}", Duration(it->second))});
     }
   }
-  out +=
-      fmt::format("job memory   peak {:.2f} GiB over all its processes\n", r.peak_job_bytes / kGiB);
+  rows.push_back({"job memory",
+                  fmt::format("peak {:.2f} GiB over all its processes", r.peak_job_bytes / kGiB)});
   for (std::size_t i = 0; i < r.processes.size() && i < 5; ++i) {
     const auto& p = r.processes[i];
-    out += fmt::format("  pid {:>7}  GPU {}  peak {:.2f} GiB  {}\n", p.pid, p.gpu,
-                       p.peak_bytes / kGiB, p.command.substr(0, 60));
+    rows.push_back({"", fmt::format("pid {:>7}  GPU {}  peak {:.2f} GiB  {}", p.pid, p.gpu,
+                                    p.peak_bytes / kGiB, p.command.substr(0, 60))});
   }
   for (const auto& [gpu, f] : r.framework_memory) {
-    out += fmt::format("framework    GPU {} {}:", gpu, f.framework);
-    for (const auto& [k, v] : f.peak) out += fmt::format(" peak {} {:.2f} GiB", k, v / kGiB);
-    out += "\n";
+    std::string value = fmt::format("GPU {} {}:", gpu, f.framework);
+    for (const auto& [k, v] : f.peak) value += fmt::format(" peak {} {:.2f} GiB", k, v / kGiB);
+    rows.push_back({"framework", value});
   }
   if (!r.gpus.empty())
-    out += fmt::format("energy       {:.0f} J ({:.4f} kWh)\n", energy_total, energy_total / 3.6e6);
+    rows.push_back(
+        {"energy", fmt::format("{:.0f} J ({:.4f} kWh)", energy_total, energy_total / 3.6e6)});
   if (r.steps > 0 || !r.last_marks.empty()) {
-    out += fmt::format("marks        {} step marks", r.steps);
-    for (const auto& [k, v] : r.last_marks) out += fmt::format(", last {} {}", k, v);
-    out += "\n";
+    std::string value = fmt::format("{} step marks", r.steps);
+    for (const auto& [k, v] : r.last_marks) value += fmt::format(", last {} {}", k, v);
+    rows.push_back({"marks", value});
   }
   std::size_t alerts = 0, diagnoses = 0;
   for (const auto& e : r.events) {
     alerts += e.kind == Event::Kind::kAlertFiring ? 1 : 0;
     diagnoses += e.kind == Event::Kind::kDiagnosis ? 1 : 0;
   }
-  out += fmt::format("alerts       {}   diagnoses {}\n", alerts, diagnoses);
+  rows.push_back({"alerts", fmt::format("{}   diagnoses {}", alerts, diagnoses)});
   for (const auto& e : r.events) {
     if (e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kDiagnosis ||
         e.kind == Event::Kind::kLeakSuspected) {
-      out += fmt::format("  - {}: {}\n", e.source, e.message);
+      rows.push_back({"", fmt::format("- {}: {}", e.source, e.message)});
     }
   }
-  out += fmt::format("leaks        {}\n", r.leak_verdict);
+  rows.push_back({"leaks", r.leak_verdict});
+  return rows;
+}
+
+std::string RenderJobReport(const JobReport& r) {
+  std::string out = "\n── gpuwatch run summary ──────────────────────────────────────────\n";
+  for (const auto& row : JobReportRows(r)) {
+    out += fmt::format("{:<12} {}\n", row.label, row.value);
+  }
   return out;
 }
 

@@ -63,7 +63,10 @@ struct JobReport {
 
 class JobSummary {
  public:
-  JobSummary(std::vector<std::string> command, std::chrono::system_clock::time_point started);
+  // `every_device`: summarize every GPU, not only those the job's processes
+  // used (a report of a whole machine's recording).
+  JobSummary(std::vector<std::string> command, std::chrono::system_clock::time_point started,
+             bool every_device = false);
   // One snapshot and the pids that belong to the job now.
   void Observe(const Snapshot& snapshot, const std::set<std::uint32_t>& job_pids);
   void AddEvent(const Event& event);
@@ -81,11 +84,19 @@ class JobSummary {
     double sum = 0;
   };
   JobReport report_;
+  bool every_device_ = false;
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;
   std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;
 };
 
+// The summary as label / value rows (a continuation row has an empty label):
+// the text summary prints them, the HTML report shows them as a table.
+struct SummaryRow {
+  std::string label;
+  std::string value;
+};
+std::vector<SummaryRow> JobReportRows(const JobReport& report);
 std::string RenderJobReport(const JobReport& report);
 nlohmann::json JobReportToJson(const JobReport& report);
 

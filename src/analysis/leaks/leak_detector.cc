@@ -20,6 +20,16 @@ std::span<const Point> Recent(const std::vector<Point>& points, double lookback_
 
 }  // namespace
 
+LeakOptions ScaledLeakOptions(std::chrono::seconds floor_window) {
+  LeakOptions o;
+  o.floor_window = floor_window;
+  o.grace = floor_window;
+  o.min_span = floor_window * 8;
+  o.max_lookback = floor_window * 64;
+  o.clear_after = floor_window * 12;
+  return o;
+}
+
 LeakDetector::LeakDetector(const LeakOptions& options)
     : options_(options), floor_(Seconds(options.floor_window), options.history_points) {}
 

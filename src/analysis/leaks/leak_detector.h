@@ -33,6 +33,12 @@ struct LeakOptions {
   std::size_t history_points = 288;  // 24 h of 5 min floors before merging
 };
 
+// The defaults with every window scaled to `floor_window` (default 5 min):
+// grace 1×, shortest tested window 8×, longest 64×, clear after 12×. For
+// short jobs with fast steps (a 30 s floor decides after ~4.5 min); the
+// floor window must stay longer than a step and an evaluation pass.
+LeakOptions ScaledLeakOptions(std::chrono::seconds floor_window);
+
 struct LeakEstimate {
   bool suspected = false;
   bool enough_evidence = false;     // a window of min_span was tested

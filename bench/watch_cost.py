@@ -1,0 +1,72 @@
+"""CPU and memory of `gpuwatch watch` at 1 Hz next to a plain C loop that
+makes the same NVML calls for every GPU at the same rate (bench/nvml_c_loop.c),
+both run at the same time over the same period.
+
+    python3 bench/watch_cost.py BUILD_DIR [SECONDS] [--real]
+
+Default: the 8-GPU demo fleet through the fake NVML (scenarios/demo.yaml).
+--real: the real driver (on a machine with GPUs). Prints, per program, the CPU
+use in % of one core (utime+stime from /proc/PID/stat over wall time) and the
+peak RSS (VmHWM), then the ratios gpuwatch / C loop."""
+import os
+import subprocess
+import sys
+import time
+
+build = sys.argv[1]
+seconds = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 60
+real = "--real" in sys.argv
+root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+env = dict(os.environ)
+env.pop("GPUWATCH_FAKE_TIME", None)
+if not real:
+    env["GPUWATCH_FAKE_SCENARIO"] = os.path.join(root, "scenarios", "demo.yaml")
+    env["GPUWATCH_NVML_LIBRARY"] = os.path.join(build, "tests", "fake_nvml", "libnvidia-ml.so.1")
+ticks = os.sysconf("SC_CLK_TCK")
+demo = [] if real else ["--demo"]
+programs = {
+    "gpuwatch watch -i 1s": [os.path.join(build, "gpuwatch"), *demo, "watch", "-i", "1s",
+                             "--duration", f"{seconds}s", "--quiet"],
+    "C loop, same calls, 1 Hz": [os.path.join(build, "bench", "nvml_c_loop"), str(seconds), "ok",
+                                 "1000"],
+}
+started = time.time()
+procs = {name: subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL) for name, cmd in programs.items()}
+last = {name: (0, 0) for name in programs}
+
+
+def read(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    cpu = int(fields[11]) + int(fields[12])  # utime, stime (after state at index 0)
+    hwm = 0
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                hwm = int(line.split()[1])
+    return cpu, hwm
+
+
+ended = {}
+while len(ended) < len(procs):
+    for name, p in procs.items():
+        if name in ended:
+            continue
+        try:
+            last[name] = read(p.pid)
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            pass
+        if p.poll() is not None:
+            ended[name] = time.time() - started
+    time.sleep(0.25)
+
+results = {}
+for name, p in procs.items():
+    cpu, hwm = last[name]
+    wall = ended[name]
+    results[name] = (100.0 * cpu / ticks / wall, hwm / 1024.0)
+    print(f"{name:28s} cpu_percent={results[name][0]:.3f} peak_rss_mib={results[name][1]:.1f} "
+          f"wall_s={wall:.1f} exit={p.returncode}")
+(gw_cpu, gw_rss), (c_cpu, c_rss) = results.values()
+print(f"ratio cpu={gw_cpu / c_cpu if c_cpu else float('inf'):.2f} rss={gw_rss / c_rss:.2f}"
+      f" (CPU is counted in clock ticks of 10 ms: runs shorter than a few minutes are coarse)")

@@ -1,0 +1,64 @@
+// A recording loaded into memory, whatever file it came from: a JSON Lines
+// recording (gpuwatch.jsonl/1, `--jsonl`) or a SQLite history (`--db`).
+// ReplayBackend plays the samples; the report reads the events and the
+// framework memory. ReadRecording() is the one place that tells the two
+// formats apart (by content, not by file name).
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "gpuwatch/backend.h"
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+#include "gpuwatch/status.h"
+
+namespace gpuwatch::replay {
+
+enum class RecordingFormat {
+  kJsonLines,  // gpuwatch.jsonl/1
+  kHistory,    // SQLite history written by store::HistoryWriter
+};
+
+// All devices at one recorded time, by device index.
+struct RecordedSample {
+  std::chrono::system_clock::time_point time;
+  std::vector<DeviceSample> devices;
+};
+
+// Framework memory a training process reported (GPUWATCH_SOCKET), in bytes
+// by kind: "allocated", "reserved", ...
+struct FrameworkRecord {
+  std::chrono::system_clock::time_point time;
+  int gpu = 0;
+  std::string framework;  // "torch", "jax", ...
+  std::map<std::string, double> bytes;
+};
+
+struct Recording {
+  RecordingFormat format = RecordingFormat::kJsonLines;
+  BackendInfo info;
+  std::string hostname;  // "" when the file does not say
+  HostFields host;
+  std::vector<DeviceFields> facts;         // static facts, indexed by device index
+  std::vector<RecordedSample> samples;     // in time order; never empty
+  std::vector<Event> events;               // in time order, marks as Event::Kind::kMark
+  std::vector<FrameworkRecord> framework;  // in time order
+  // What the file holds that is not replayed, or replayed only in part
+  // (retention, MIG devices, unknown event kinds): one sentence each.
+  std::vector<std::string> notes;
+};
+
+// Reads `path` as whichever format its first bytes say (SQLite files start
+// with "SQLite format 3\0"; anything else is read as JSON Lines). Errors name
+// the file: NotFound when it cannot be read, InvalidArgument when it is not a
+// gpuwatch recording or holds no samples.
+Result<Recording> ReadRecording(const std::string& path);
+
+// The two readers behind it (jsonl_replay.cc, history_replay.cc).
+Result<Recording> ReadJsonlRecording(const std::string& path);
+Result<Recording> ReadHistoryRecording(const std::string& path);
+
+}  // namespace gpuwatch::replay

@@ -1,0 +1,135 @@
+// `gpuwatch report SOURCE -o report.html`: the job report from a recording
+// (`--jsonl` JSON Lines or a `--db` SQLite history). The recording is played
+// as fast as it can be read through the same code a live run uses; its
+// events and marks are shown as they were recorded, the totals (starved,
+// throttled) are derived again from its samples.
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <set>
+
+#include "analysis/diagnoses/diagnoses.h"
+#include "analysis/job/job_summary.h"
+#include "backends/replay/replay_backend.h"
+#include "cli/commands.h"
+#include "report/report_html.h"
+#include "report/report_recorder.h"
+#include "sampler/collect.h"
+
+namespace gpuwatch::cli {
+namespace {
+
+struct ReportArgs {
+  std::string source;
+  std::string output;
+  std::string title;
+};
+
+int RunReport(const CommonArgs& common, const ReportArgs& args) {
+  if (common.demo || !common.scenario.empty() || !common.replay.empty()) {
+    std::cerr << "gpuwatch report: the recording is SOURCE; --demo, --scenario and --replay do "
+                 "not apply\n";
+    return kExitUsage;
+  }
+  if (Status s = report::CheckCanRender(); !s.ok()) {
+    std::cerr << "gpuwatch report: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  if (Status s = report::CheckWritable(args.output); !s.ok()) {
+    std::cerr << "gpuwatch report: -o: " << s.message() << "\n";
+    return kExitUsage;
+  }
+  auto opened = replay::ReplayBackend::Open({args.source, /*speed=*/0});
+  if (!opened) {
+    std::cerr << "gpuwatch report: " << opened.error().message() << "\n";
+    return ExitStatusFor(opened.error());
+  }
+  replay::ReplayBackend& recording = **opened;
+  for (const auto& note : recording.notes()) std::cerr << "gpuwatch report: note: " << note << "\n";
+
+  report::ReportRecorder recorder;
+  Diagnoser diagnoser;  // for the starved / throttled totals
+  const auto first = recording.SampleTime().value_or(std::chrono::system_clock::time_point{});
+  JobSummary summary({}, first, /*every_device=*/true);
+  const auto& framework = recording.framework();
+  auto next_framework = framework.begin();
+  // Framework reports join the sample they follow, as they did live.
+  auto framework_until = [&](std::optional<std::chrono::system_clock::time_point> until) {
+    for (; next_framework != framework.end() && (!until || next_framework->time < *until);
+         ++next_framework) {
+      const std::map<std::string, double, std::less<>> bytes(next_framework->bytes.begin(),
+                                                              next_framework->bytes.end());
+      recorder.AddFramework(next_framework->time, next_framework->gpu, next_framework->framework,
+                            bytes);
+      summary.AddFrameworkMemory(next_framework->gpu, next_framework->framework, bytes);
+    }
+  };
+  std::chrono::system_clock::time_point last = first;
+  while (true) {
+    const Snapshot snap = CollectOnce(recording, nullptr, CollectOptions{});
+    framework_until(snap.time);
+    last = snap.time;
+    std::set<std::uint32_t> pids;
+    for (const auto& d : snap.devices) {
+      for (const auto& p : d.processes) pids.insert(p.pid);
+    }
+    summary.Observe(snap, pids);
+    recorder.Observe(snap, nullptr);
+    (void)diagnoser.Observe(snap);  // its events were recorded; only its totals are used
+    if (recording.Finished()) break;
+  }
+  framework_until(std::nullopt);
+  for (const auto& e : recording.events()) {
+    recorder.AddEvent(e);
+    if (e.kind == Event::Kind::kMark) {
+      const auto space = e.message.find(' ');
+      summary.AddMark(e.source,
+                      space == std::string::npos ? e.message : e.message.substr(space + 1));
+    } else {
+      summary.AddEvent(e);
+    }
+  }
+  std::map<int, std::chrono::milliseconds> throttled;
+  for (const auto& [gpu, t] : diagnoser.throttle_totals()) throttled[gpu] = t.any;
+  const JobReport job = summary.Finish(last, std::nullopt, diagnoser.starved_totals(), throttled);
+
+  const std::string name = std::filesystem::path(args.source).filename().string();
+  const bool history = recording.format() == replay::ReplayBackend::Format::kHistory;
+  report::ReportMeta meta;
+  meta.title = args.title.empty() ? "gpuwatch report — " + name : args.title;
+  meta.source = fmt::format("{} {}", history ? "history" : "recording", args.source);
+  meta.hostname = recording.hostname();
+  if (recording.info().demo) meta.demo = "recorded from the simulated demo fleet";
+  auto page = report::RenderHtml(recorder.ToJson(meta, JobReportRows(job), JobReportToJson(job)));
+  if (!page) {
+    std::cerr << "gpuwatch report: " << page.error().message() << "\n";
+    return kExitFailure;
+  }
+  if (Status s = report::WriteFileAtomically(args.output, *page); !s.ok()) {
+    std::cerr << "gpuwatch report: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  std::cerr << fmt::format("gpuwatch report: wrote {} ({} samples, {} events)\n", args.output,
+                           recording.samples(), recording.events().size());
+  return kExitOk;
+}
+
+}  // namespace
+
+Runner AddReportCommand(CLI::App& app, const CommonArgs& common) {
+  auto args = std::make_shared<ReportArgs>();
+  CLI::App* r = app.add_subcommand(
+      "report", "Write the HTML job report from a recording (--jsonl file or --db history)");
+  r->add_option("source", args->source, "The recording: a JSON Lines file or a SQLite history")
+      ->required();
+  r->add_option("-o,--output", args->output, "The HTML file to write (one self-contained file)")
+      ->required();
+  r->add_option("--title", args->title, "Title of the report (default: from SOURCE)");
+  return [r, &common, args]() -> int {
+    if (!r->parsed()) return -1;
+    return RunReport(common, *args);
+  };
+}
+
+}  // namespace gpuwatch::cli
