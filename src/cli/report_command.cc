@@ -59,7 +59,7 @@ int RunReport(const CommonArgs& common, const ReportArgs& args) {
     for (; next_framework != framework.end() && (!until || next_framework->time < *until);
          ++next_framework) {
       const std::map<std::string, double, std::less<>> bytes(next_framework->bytes.begin(),
-                                                              next_framework->bytes.end());
+                                                             next_framework->bytes.end());
       recorder.AddFramework(next_framework->time, next_framework->gpu, next_framework->framework,
                             bytes);
       summary.AddFrameworkMemory(next_framework->gpu, next_framework->framework, bytes);

@@ -225,7 +225,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   std::map<int, std::chrono::milliseconds> throttled;
   for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
   const JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
-                                          (*pipeline)->diagnoser().starved_totals(), throttled);
+                                              (*pipeline)->diagnoser().starved_totals(), throttled);
   if (!args.quiet) std::cerr << RenderJobReport(job_report);
   if (json_file) {
     const std::string text = JobReportToJson(job_report).dump(2) + "\n";
@@ -239,10 +239,9 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     meta.hostname = args.outputs.hostname;
     meta.source = "run";
     meta.demo = demo_scenario;
-    auto page =
-        report::RenderHtml(recorder.ToJson(meta, JobReportRows(job_report), JobReportToJson(job_report)));
-    const Status written =
-        page ? report::WriteFileAtomically(args.report, *page) : page.error();
+    auto page = report::RenderHtml(
+        recorder.ToJson(meta, JobReportRows(job_report), JobReportToJson(job_report)));
+    const Status written = page ? report::WriteFileAtomically(args.report, *page) : page.error();
     if (!written.ok()) {
       std::cerr << "gpuwatch: --report: " << written.message() << "\n";
     } else if (!args.quiet) {

@@ -5,8 +5,8 @@
 //               then one "sample" line per snapshot and one "event" line per event
 #pragma once
 
-#include <nlohmann/json.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 

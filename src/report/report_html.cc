@@ -4,12 +4,12 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
-#include <vector>
 #include <string_view>
+#include <vector>
 
 #include "report/web_assets.h"
 
@@ -75,7 +75,8 @@ Result<std::string> Fill(std::string_view page, std::vector<Piece> pieces) {
     }
     size += p.value.size();
   }
-  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) { return a.at < b.at; });
+  std::sort(pieces.begin(), pieces.end(),
+            [](const Piece& a, const Piece& b) { return a.at < b.at; });
   std::string out;
   out.reserve(size);
   std::size_t from = 0;
@@ -111,8 +112,7 @@ Status CheckWritable(const std::string& path) {
   const bool existed = access(path.c_str(), F_OK) == 0;
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) {
-    return Status::InvalidArgument(
-        fmt::format("cannot write {}: {}", path, std::strerror(errno)));
+    return Status::InvalidArgument(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   }
   close(fd);
   if (!existed) unlink(path.c_str());

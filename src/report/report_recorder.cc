@@ -80,8 +80,8 @@ ReportRecorder::Bucket& ReportRecorder::BucketAt(double t) {
     Bucket& last = buckets_.back();
     // Samples arrive in time order; a late one joins the newest bucket.
     if (t <= last.t) return last;
-    if (width_s_ > 0 && std::floor((t - *origin_) / width_s_) ==
-                            std::floor((last.t - *origin_) / width_s_)) {
+    if (width_s_ > 0 &&
+        std::floor((t - *origin_) / width_s_) == std::floor((last.t - *origin_) / width_s_)) {
       return last;
     }
   }
@@ -96,7 +96,8 @@ ReportRecorder::Bucket& ReportRecorder::BucketAt(double t) {
 void ReportRecorder::Compact() {
   // The first compaction picks a width that halves the count; later ones double it.
   const double span = buckets_.back().t - *origin_;
-  width_s_ = width_s_ > 0 ? width_s_ * 2 : std::max(span / static_cast<double>(options_.max_points / 2), 1e-3);
+  width_s_ = width_s_ > 0 ? width_s_ * 2
+                          : std::max(span / static_cast<double>(options_.max_points / 2), 1e-3);
   std::vector<Bucket> merged;
   merged.reserve(buckets_.size() / 2 + 1);
   for (auto& b : buckets_) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "analysis/job/job_summary.h"
@@ -25,10 +26,10 @@ namespace gpuwatch::report {
 inline constexpr std::string_view kReportSchema = "gpuwatch.report/1";
 
 struct ReportOptions {
-  std::size_t max_points = 4000;      // per series
-  std::size_t max_processes = 40;     // charted: the job's first, then by peak memory
+  std::size_t max_points = 4000;   // per series
+  std::size_t max_processes = 40;  // charted: the job's first, then by peak memory
   std::size_t max_annotations = 1000;
-  std::size_t max_step_marks = 200;   // more step marks than this are counted, not drawn
+  std::size_t max_step_marks = 200;  // more step marks than this are counted, not drawn
 };
 
 // What the header of the report says.

@@ -390,7 +390,8 @@ TEST(CliReport, FromARecordingAndBadInput) {
     EXPECT_NE(r.err.find(c.why), std::string::npos) << c.args << ": " << r.err;
   }
   std::ofstream(dir / "bad.jsonl") << "{\"type\":\"header\",\"schema\":\"gpuwatch.jsonl/9\"}\n";
-  const CmdResult bad = Gpuwatch("report " + (dir / "bad.jsonl").string() + " -o " + (dir / "x.html").string());
+  const CmdResult bad =
+      Gpuwatch("report " + (dir / "bad.jsonl").string() + " -o " + (dir / "x.html").string());
   EXPECT_EQ(bad.code, 2) << bad.err;
   EXPECT_NE(bad.err.find("bad.jsonl:1: schema \"gpuwatch.jsonl/9\""), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "x.html")) << "no report from bad input";

@@ -3,7 +3,7 @@
 Prints steps per second. Under `gpuwatch run` (GPUWATCH_SOCKET set) it also
 sends step marks and torch's allocator numbers over the socket protocol
 (docs/run.md). --leak keeps one tensor per step (a planted leak).
-Usage: train_loop.py [--steps N] [--leak MiB] [--hold-gib G]"""
+Usage: train_loop.py [--steps N | --seconds S] [--leak MiB] [--hold-gib G]"""
 import argparse
 import os
 import socket
@@ -25,6 +25,7 @@ def connect():
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--seconds", type=float, default=0.0, help="run this long instead of --steps")
     ap.add_argument("--leak", type=float, default=0.0, help="MiB kept per step")
     ap.add_argument("--hold-gib", type=float, default=0.0)
     args = ap.parse_args()
@@ -43,7 +44,8 @@ def main():
         opt.zero_grad()
     torch.cuda.synchronize()
     t0 = time.perf_counter()
-    for step in range(args.steps):
+    step = 0
+    while (time.perf_counter() - t0 < args.seconds) if args.seconds else (step < args.steps):
         loss = model(x).square().mean()
         loss.backward()
         opt.step()
@@ -55,9 +57,10 @@ def main():
             sock.sendall(
                 f"mark step={step}\nmem framework=torch device=0 allocated={st['allocated_bytes.all.current']} "
                 f"reserved={st['reserved_bytes.all.current']} active={st['active_bytes.all.current']}\n".encode())
+        step += 1
     torch.cuda.synchronize()
     dt = time.perf_counter() - t0
-    print(f"steps_per_second={args.steps / dt:.2f} steps={args.steps} seconds={dt:.2f}", flush=True)
+    print(f"steps_per_second={step / dt:.2f} steps={step} seconds={dt:.2f}", flush=True)
     del held
 
 

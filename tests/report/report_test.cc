@@ -57,7 +57,8 @@ json Data(const ReportRecorder& r, std::vector<SummaryRow> rows = {}) {
 TEST(ReportRecorder, OnePointPerSampleWhileFew) {
   ReportRecorder r;
   for (int i = 0; i < 10; ++i) {
-    r.Observe(At(seconds(i), {Device(0, i * kGiB, 0.5, 300 + i, 60), Device(1, 2 * kGiB, 0, 80, 40)}));
+    r.Observe(
+        At(seconds(i), {Device(0, i * kGiB, 0.5, 300 + i, 60), Device(1, 2 * kGiB, 0, 80, 40)}));
   }
   const json d = Data(r);
   EXPECT_EQ(d["schema"], "gpuwatch.report/1");
@@ -106,7 +107,8 @@ TEST(ReportRecorder, StaysBoundedAndKeepsPeaksAndMeans) {
   const json d = Data(r);
   ASSERT_EQ(d["t"].size(), r.buckets());
   double peak = 0;
-  for (const auto& v : d["device_series"][0]["memory_used_bytes"]) peak = std::max(peak, v.get<double>());
+  for (const auto& v : d["device_series"][0]["memory_used_bytes"])
+    peak = std::max(peak, v.get<double>());
   EXPECT_DOUBLE_EQ(peak, 99 * kGiB);  // the spike survives every merge
   for (const auto& v : d["device_series"][0]["utilization_percent"])
     EXPECT_NEAR(v.get<double>(), 50.0, 2.0);  // means, not maxima
@@ -213,7 +215,8 @@ TEST(ReportHtml, DataCannotCloseTheScriptAndTitleIsEscaped) {
   EXPECT_EQ(page->find("/*gpuwatch:"), std::string::npos);
   EXPECT_EQ(page->find("{{title}}"), std::string::npos);
   // The data reads back from the page exactly.
-  const auto start = page->find("id=\"gpuwatch-data\">") + std::string("id=\"gpuwatch-data\">").size();
+  const auto start =
+      page->find("id=\"gpuwatch-data\">") + std::string("id=\"gpuwatch-data\">").size();
   const auto end = page->find("</script>", start);
   const json back = json::parse(page->substr(start, end - start));
   EXPECT_EQ(back, data);
@@ -250,9 +253,7 @@ TEST_F(ReportFiles, CheckWritableLeavesNoFileAndNamesTheProblem) {
   const auto fresh = dir_ / "r.html";
   EXPECT_TRUE(CheckWritable(fresh).ok());
   EXPECT_FALSE(std::filesystem::exists(fresh));
-  {
-    std::ofstream(dir_ / "old.html") << "keep";
-  }
+  { std::ofstream(dir_ / "old.html") << "keep"; }
   EXPECT_TRUE(CheckWritable(dir_ / "old.html").ok());
   std::stringstream kept;
   kept << std::ifstream(dir_ / "old.html").rdbuf();

@@ -15,8 +15,10 @@ using Clock = std::chrono::system_clock;
 
 constexpr double kGiB = 1024.0 * kMiB;
 
-// Training memory: floor(t) under a 4 GiB sawtooth with a 83 s period.
-double Train(double t, double floor) { return floor + 4 * kGiB * std::fmod(t, 83.0) / 83.0; }
+// Training memory: floor(t) under a 4 GiB sawtooth with a 83 s period (or `period`).
+double Train(double t, double floor, double period = 83.0) {
+  return floor + 4 * kGiB * std::fmod(t, period) / period;
+}
 
 struct Outcome {
   std::optional<double> suspected_at;  // seconds
@@ -25,13 +27,13 @@ struct Outcome {
 };
 
 Outcome Feed(LeakDetector& d, double until_s, const std::function<double(double)>& floor,
-             double step_s = 10) {
+             double step_s = 10, double period = 83.0) {
   Outcome r;
   const Clock::time_point origin{};
   for (double t = 0; t <= until_s; t += step_s) {
     const auto now =
         origin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t));
-    switch (d.Observe(now, Train(t, floor(t)))) {
+    switch (d.Observe(now, Train(t, floor(t), period))) {
       case LeakChange::kSuspected:
         ++r.suspicions;
         if (!r.suspected_at) r.suspected_at = t;
@@ -134,6 +136,35 @@ TEST(LeakDetector, MinimumRateIsConfigurable) {
   LeakDetector d(o);
   Outcome r = Feed(d, 3 * 3600, [](double t) { return Linear(t, 50); });
   EXPECT_FALSE(r.suspected_at);
+}
+
+// --leak-window: every window scales with the floor window, so a short job
+// with fast steps gets a verdict in minutes, and the quiet cases stay quiet.
+TEST(LeakDetector, ScaledWindowsDecideAShortJobInMinutes) {
+  const LeakOptions o = ScaledLeakOptions(seconds(10));
+  EXPECT_EQ(o.grace, seconds(10));
+  EXPECT_EQ(o.min_span, seconds(80));
+  EXPECT_EQ(o.max_lookback, seconds(640));
+  EXPECT_EQ(o.clear_after, seconds(120));
+  EXPECT_EQ(o.min_rate_bytes_per_s, LeakOptions{}.min_rate_bytes_per_s);
+  // 4 GiB/min under a 1.5 s sawtooth sampled every 200 ms (a torch loop under `run`).
+  LeakDetector leak(o);
+  Outcome r = Feed(
+      leak, 300, [](double t) { return 20 * kGiB + 4 * kGiB * t / 60; }, 0.2, 1.5);
+  ASSERT_TRUE(r.suspected_at);
+  EXPECT_GE(*r.suspected_at, 90.0);  // grace + the shortest window
+  EXPECT_LE(*r.suspected_at, 120.0);
+  EXPECT_NEAR(leak.estimate().rate_mib_per_min(), 4096, 300);
+
+  LeakDetector flat(o);  // the same loop without the leak
+  EXPECT_FALSE(Feed(
+                   flat, 600, [](double) { return 20 * kGiB; }, 0.2, 1.5)
+                   .suspected_at);
+  LeakDetector warmup(o);  // the allocator fills for 40 s, then flat
+  EXPECT_FALSE(Feed(
+                   warmup, 600, [](double t) { return 10 * kGiB + std::min(t, 40.0) * 0.5 * kGiB; },
+                   0.2, 1.5)
+                   .suspected_at);
 }
 
 }  // namespace
