@@ -21,7 +21,7 @@ env = dict(os.environ)
 env.pop("GPUWATCH_FAKE_TIME", None)
 if not real:
     env["GPUWATCH_FAKE_SCENARIO"] = os.path.join(root, "scenarios", "demo.yaml")
-    env["GPUWATCH_NVML_LIBRARY"] = os.path.join(build, "tests", "fake_nvml", "libnvidia-ml.so.1")
+    env["GPUWATCH_NVML_LIBRARY"] = os.path.join(build, "lib", "libnvidia-ml-fake.so")
 ticks = os.sysconf("SC_CLK_TCK")
 demo = [] if real else ["--demo"]
 programs = {
@@ -53,7 +53,9 @@ while len(ended) < len(procs):
         if name in ended:
             continue
         try:
-            last[name] = read(p.pid)
+            cpu, hwm = read(p.pid)
+            # A zombie (exited, not yet reaped) still has its CPU times but no VmHWM.
+            last[name] = (cpu, max(hwm, last[name][1]))
         except (FileNotFoundError, ProcessLookupError, IndexError):
             pass
         if p.poll() is not None:

@@ -262,8 +262,16 @@ json ReportRecorder::ToJson(const ReportMeta& meta, const std::vector<SummaryRow
                            {"text", e.message.empty() ? e.source : e.message}});
   }
 
+  // A continuation row (no label) belongs to the row above: one cell, one
+  // line each, so the page can lay rows out in columns.
   json rows = json::array();
-  for (const auto& r : summary) rows.push_back({r.label, r.value});
+  for (const auto& r : summary) {
+    if (r.label.empty() && !rows.empty()) {
+      rows.back()[1] = rows.back()[1].get<std::string>() + "\n" + r.value;
+    } else {
+      rows.push_back({r.label, r.value});
+    }
+  }
   if (charted < processes_.size()) {
     rows.push_back({"not charted",
                     fmt::format("{} more processes (the chart shows the job's and the {} largest)",

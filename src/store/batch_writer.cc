@@ -137,6 +137,13 @@ Result<BatchWriter> BatchWriter::Create(Db& db) {
 Status BatchWriter::Write(const Batch& batch) {
   Transaction tx(*db_);
   if (Status s = tx.Begin(); !s.ok()) return s;
+  // Simulated samples mark the whole file, so whatever reads it says DEMO
+  // (one upsert per batch, inside its transaction).
+  for (const auto& snap : batch.snapshots) {
+    if (!snap->demo) continue;
+    if (Status s = SetMeta(*db_, kDemoMetaKey, 1); !s.ok()) return s;
+    break;
+  }
   Seen seen;
   for (const auto& snap : batch.snapshots) {
     const std::int64_t ts = ToMillis(snap->time);

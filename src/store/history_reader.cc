@@ -115,6 +115,12 @@ Result<HistoryReader> HistoryReader::Open(const std::string& path) {
 }
 
 HistoryReader::HistoryReader(std::unique_ptr<Db> db) : db_(std::move(db)) {}
+
+Result<bool> HistoryReader::Demo() {
+  Result<std::int64_t> demo = GetMeta(*db_, kDemoMetaKey, 0);
+  if (!demo) return demo.error();
+  return *demo != 0;
+}
 HistoryReader::HistoryReader(HistoryReader&&) noexcept = default;
 HistoryReader& HistoryReader::operator=(HistoryReader&&) noexcept = default;
 HistoryReader::~HistoryReader() = default;

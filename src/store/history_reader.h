@@ -53,6 +53,8 @@ class HistoryReader {
                                 std::optional<Tier> tier = std::nullopt);
 
   Result<std::vector<Event>> Events(TimePoint from, TimePoint to);
+  // True when simulated (demo) samples were written to this history.
+  Result<bool> Demo();
   Result<std::vector<Mark>> Marks(TimePoint from, TimePoint to);
 
   // Raw for ranges up to 6 hours, per-minute up to 7 days, per-hour beyond.

@@ -47,6 +47,9 @@ Status PrepareForWriting(Db& db);
 // Checks a file opened read-only: right application, a schema we can read.
 Status CheckReadable(Db& db);
 
+// Set (to 1) in the meta table once a simulated (demo) snapshot is written.
+inline constexpr std::string_view kDemoMetaKey = "demo";
+
 // Watermarks and other small state in the meta table.
 Result<std::int64_t> GetMeta(Db& db, std::string_view key, std::int64_t fallback);
 Status SetMeta(Db& db, std::string_view key, std::int64_t value);

@@ -118,6 +118,21 @@ void WriteSamples(store::HistoryWriter& w, int from, int to) {
   ASSERT_TRUE(w.Flush().ok());
 }
 
+TEST_F(ReplayDir, HistoryOfTheDemoFleetReplaysAsDemo) {
+  const std::string path = File("demo.db");
+  {
+    auto w = Writer(path);
+    w->Append(Sample(0));
+    auto simulated = std::make_shared<Snapshot>(*Sample(1));
+    simulated->demo = true;
+    w->Append(simulated);
+    ASSERT_TRUE(w->Flush().ok());
+  }
+  auto b = Replay(path);
+  ASSERT_TRUE(b);
+  EXPECT_TRUE(b->info().demo) << "simulated samples are never shown as real ones";
+}
+
 TEST_F(ReplayDir, HistoryPlaysSamplesFactsAndProcessesOfEveryGpu) {
   const std::string path = File("h.db");
   WriteSamples(*Writer(path), 0, 3);
@@ -129,6 +144,7 @@ TEST_F(ReplayDir, HistoryPlaysSamplesFactsAndProcessesOfEveryGpu) {
   EXPECT_EQ(b->samples(), 3u);
   EXPECT_EQ(b->ReadHost()[FieldId::kDeviceCount].number(), 2);
   EXPECT_THAT(b->notes(), ::testing::IsEmpty());
+  EXPECT_FALSE(b->info().demo);
   for (int i = 0; i < 3; ++i) {
     DeviceSample d0, d1;
     b->ReadDevice(0, AllFields(), true, d0);

@@ -199,6 +199,16 @@ TEST(ReportRecorder, FrameworkMemoryAndAnnotations) {
   EXPECT_EQ(many["summary"].back()[0], "step marks");
 }
 
+TEST(ReportRecorder, ContinuationRowsJoinTheRowAbove) {
+  ReportRecorder r;
+  r.Observe(At(seconds(0), {Device(0, 5 * kGiB, 0.5, 300, 60)}));
+  const json rows =
+      Data(r, {{"GPU 0", "peak 5 GiB"}, {"", "starved 3s"}, {"leaks", "none"}})["summary"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0][1], "peak 5 GiB\nstarved 3s");
+  EXPECT_EQ(rows[1][0], "leaks");
+}
+
 TEST(ReportHtml, DataCannotCloseTheScriptAndTitleIsEscaped) {
   ASSERT_TRUE(CheckCanRender().ok()) << CheckCanRender().message();
   ReportRecorder r;

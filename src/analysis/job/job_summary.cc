@@ -179,18 +179,24 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
     rows.push_back({"marks", value});
   }
   std::size_t alerts = 0, diagnoses = 0;
+  std::vector<std::string> leaks;
   for (const auto& e : r.events) {
     alerts += e.kind == Event::Kind::kAlertFiring ? 1 : 0;
     diagnoses += e.kind == Event::Kind::kDiagnosis ? 1 : 0;
+    if (e.kind == Event::Kind::kLeakSuspected) leaks.push_back(e.message);
   }
   rows.push_back({"alerts", fmt::format("{}   diagnoses {}", alerts, diagnoses)});
   for (const auto& e : r.events) {
-    if (e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kDiagnosis ||
-        e.kind == Event::Kind::kLeakSuspected) {
+    if (e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kDiagnosis) {
       rows.push_back({"", fmt::format("- {}: {}", e.source, e.message)});
     }
   }
-  rows.push_back({"leaks", r.leak_verdict});
+  if (leaks.empty()) {
+    rows.push_back({"leaks", r.leak_verdict});
+  } else {
+    rows.push_back({"leaks", fmt::format("{} suspected", leaks.size())});
+    for (const auto& m : leaks) rows.push_back({"", "- " + m});
+  }
   return rows;
 }
 

@@ -327,9 +327,13 @@ Result<Recording> ReadHistoryRecording(const std::string& path) {
   Result<std::vector<Event>> events = EventsAndMarks(reader);
   if (!events) return events.error().WithContext(where);
 
+  Result<bool> demo = reader.Demo();
+  if (!demo) return demo.error().WithContext(where);
+
   Recording r;
   r.format = RecordingFormat::kHistory;
   r.info.library_path = path;
+  r.info.demo = *demo;
   r.events = std::move(*events);
   r.notes = Notes(gpus, sampled, at.begin()->first, on_mig);
   for (auto& [time, by_index] : at) {
