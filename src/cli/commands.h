@@ -17,6 +17,7 @@ Runner AddDoctorCommand(CLI::App& app, const CommonArgs& common);
 Runner AddWatchCommand(CLI::App& app, const CommonArgs& common);
 Runner AddRunCommand(CLI::App& app, const CommonArgs& common);
 Runner AddReportCommand(CLI::App& app, const CommonArgs& common);
+Runner AddServeCommand(CLI::App& app, const CommonArgs& common);
 
 // Rewrites nvidia-smi's multi-letter single-dash options (-lms) to their long
 // gpuwatch spelling before CLI11 sees them.

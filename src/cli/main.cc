@@ -15,9 +15,9 @@ int main(int argc, char** argv) {
     // Common options are accepted after the subcommand too.
     app.fallthrough();
     const Runner status = AddStatusCommand(app, common);
-    const Runner runners[] = {AddQueryCommand(app, common), AddDoctorCommand(app, common),
-                              AddWatchCommand(app, common), AddRunCommand(app, common),
-                              AddReportCommand(app, common)};
+    const Runner runners[] = {AddQueryCommand(app, common),  AddDoctorCommand(app, common),
+                              AddWatchCommand(app, common),  AddRunCommand(app, common),
+                              AddReportCommand(app, common), AddServeCommand(app, common)};
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse
     try {

@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "report/web_assets.h"
+#include "webassets/web_assets.h"
 
 namespace gpuwatch::report {
 namespace {

@@ -1,0 +1,351 @@
+// `gpuwatch serve`: the daemon. Samples every GPU, keeps history (--db),
+// evaluates rules and leaks, and serves /metrics, the JSON API, live streams
+// and the dashboard (src/server). Starts without a driver and keeps retrying
+// (readyz says why); SIGTERM / SIGINT stop it cleanly; SIGHUP re-reads the
+// config and rules. docs/serve.md.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "cli/commands.h"
+#include "cli/pipeline.h"
+#include "cli/signals.h"
+#include "export/lines.h"
+#include "gpuwatch/units.h"
+#include "sampler/sampler.h"
+#include "server/http_server.h"
+#include "store/history_reader.h"
+
+namespace gpuwatch::cli {
+namespace {
+
+struct ServeArgs {
+  std::string config;
+  std::string listen = "127.0.0.1:9835";
+  std::string hostname;
+  std::string interval = "1s";
+  PipelineOptions outputs;
+  bool process_metrics = false;
+  bool process_user = false;
+  bool dcgm_compat = false;
+};
+
+void Log(const std::string& line) { std::cerr << "gpuwatch serve: " << line << std::endl; }
+
+// The config file: the flags' long names as keys (docs/serve.md). Flags given
+// on the command line win over the file.
+Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command) {
+  std::ifstream in(path);
+  if (!in) return Status::InvalidArgument(fmt::format("--config: cannot read {}", path));
+  std::stringstream text;
+  text << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(text.str());
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(
+        fmt::format("{}:{}:{}: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
+  }
+  if (root.IsNull()) return Status::Ok();
+  if (!root.IsMap())
+    return Status::InvalidArgument(fmt::format("{}: expected a mapping of options", path));
+  struct Key {
+    const char* name;
+    std::string* text = nullptr;
+    bool* flag = nullptr;
+  };
+  const Key keys[] = {{"listen", &a.listen},
+                      {"hostname", &a.hostname},
+                      {"interval", &a.interval},
+                      {"db", &a.outputs.db},
+                      {"rules", &a.outputs.rules},
+                      {"jsonl", &a.outputs.jsonl},
+                      {"csv", &a.outputs.csv},
+                      {"leak-window", &a.outputs.leak_window},
+                      {"allow-commands", nullptr, &a.outputs.allow_commands},
+                      {"process-metrics", nullptr, &a.process_metrics},
+                      {"process-user", nullptr, &a.process_user},
+                      {"dcgm-compat", nullptr, &a.dcgm_compat}};
+  for (const auto& entry : root) {
+    const std::string name = entry.first.as<std::string>();
+    const auto mark = entry.first.Mark();
+    const Key* key = nullptr;
+    for (const auto& k : keys) {
+      if (name == k.name) key = &k;
+    }
+    if (key == nullptr) {
+      std::string valid;
+      for (const auto& k : keys) valid += std::string(valid.empty() ? "" : ", ") + k.name;
+      return Status::InvalidArgument(fmt::format("{}:{}:{}: unknown option \"{}\" (valid: {})",
+                                                 path, mark.line + 1, mark.column + 1, name,
+                                                 valid));
+    }
+    if (command.count("--" + name) > 0) continue;  // the command line wins
+    try {
+      if (key->text != nullptr) *key->text = entry.second.as<std::string>();
+      if (key->flag != nullptr) *key->flag = entry.second.as<bool>();
+    } catch (const YAML::Exception&) {
+      const auto at = entry.second.Mark();
+      return Status::InvalidArgument(
+          fmt::format("{}:{}:{}: {}: expected {}", path, at.line + 1, at.column + 1, name,
+                      key->flag != nullptr ? "true or false" : "a value"));
+    }
+  }
+  return Status::Ok();
+}
+
+nlohmann::json SeriesDocument(const store::Series& series, int device) {
+  using nlohmann::json;
+  json t = json::array();
+  std::vector<json> avg(series.fields.size(), json::array()), min = avg, max = avg;
+  auto v = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
+  for (const auto& point : series.points) {
+    t.push_back(std::chrono::duration<double>(point.time.time_since_epoch()).count());
+    for (std::size_t i = 0; i < series.fields.size(); ++i) {
+      avg[i].push_back(v(point.values[i].avg));
+      min[i].push_back(v(point.values[i].min));
+      max[i].push_back(v(point.values[i].max));
+    }
+  }
+  json fields = json::object();
+  for (std::size_t i = 0; i < series.fields.size(); ++i) {
+    fields[std::string(Info(series.fields[i]).key)] = {
+        {"avg", std::move(avg[i])}, {"min", std::move(min[i])}, {"max", std::move(max[i])}};
+  }
+  return json{{"schema", server::kApiSchema},
+              {"device", device},
+              {"tier", store::TierName(series.tier)},
+              {"t", std::move(t)},
+              {"fields", std::move(fields)}};
+}
+
+class Daemon {
+ public:
+  Daemon(const CommonArgs& common, ServeArgs args, const CLI::App& command)
+      : common_(common), args_(std::move(args)), command_(command) {}
+
+  int Run() {
+    auto interval = ParseDuration(args_.interval);
+    if (!interval) return Usage("--interval: " + interval.error().message());
+    if (*interval < std::chrono::milliseconds(100))
+      return Usage("--interval: the daemon's shortest interval is 100ms");
+    interval_ = *interval;
+    server::HttpOptions http;
+    if (Status s = server::ParseListen(args_.listen, http.host, http.port); !s.ok())
+      return Usage(s.message());
+    if (args_.hostname.empty()) args_.hostname = Hostname();
+    args_.outputs.hostname = args_.hostname;
+    args_.outputs.log = [](std::string_view line) { Log(std::string(line)); };
+    auto pipeline = OpenPipeline();
+    if (!pipeline) return Usage(pipeline.error().message());
+    pipeline_ = std::move(*pipeline);
+
+    http.metrics.process_metrics = args_.process_metrics;
+    http.metrics.process_user = args_.process_user;
+    http.metrics.dcgm_compat = args_.dcgm_compat;
+    http.api.hostname = args_.hostname;
+    http.api.interval_seconds = std::chrono::duration<double>(interval_).count();
+    http.version = GPUWATCH_VERSION;
+    http.history = [this](const server::HistoryQuery& q) { return History(q); };
+    auto server = server::HttpServer::Start(http, hub_);
+    if (!server) {
+      std::cerr << "gpuwatch serve: " << server.error().message() << "\n";
+      return kExitFailure;
+    }
+    const std::string shown_host = http.host == "0.0.0.0" ? "127.0.0.1" : http.host;
+    Log(fmt::format("listening on http://{}:{}/ (dashboard), /metrics, /api/v1/", shown_host,
+                    (*server)->port()));
+    if (http.host != "127.0.0.1" && http.host != "::1" && http.host != "localhost")
+      Log("warning: listening beyond this machine: anyone who can reach it can read GPU data");
+    CatchSignals({SIGINT, SIGTERM, SIGHUP});
+    Loop();
+    Log("stopping");
+    (*server)->Stop();
+    pipeline_->Close();
+    return kExitOk;
+  }
+
+ private:
+  int Usage(const std::string& m) {
+    std::cerr << "gpuwatch serve: " << m << "\n";
+    return kExitUsage;
+  }
+
+  Result<std::unique_ptr<Pipeline>> OpenPipeline() {
+    return Pipeline::Open(args_.outputs, [](const std::string& m) { Log("warning: " + m); });
+  }
+
+  // Returns true when asked to stop.
+  bool HandleSignal() {
+    const int sig = TakeSignal();
+    if (sig == SIGINT || sig == SIGTERM) return true;
+    if (sig == SIGHUP) Reload();
+    return false;
+  }
+
+  void Reload() {
+    if (args_.config.empty()) {
+      Log("SIGHUP: no --config file; re-reading the rules");
+    }
+    ServeArgs next = args_;
+    if (!args_.config.empty()) {
+      if (Status s = LoadConfig(args_.config, next, command_); !s.ok()) {
+        Log("SIGHUP: keeping the running configuration: " + s.message());
+        return;
+      }
+    }
+    next.outputs.hostname = args_.hostname;
+    next.outputs.log = args_.outputs.log;
+    auto pipeline =
+        Pipeline::Open(next.outputs, [](const std::string& m) { Log("warning: " + m); });
+    if (!pipeline) {
+      Log("SIGHUP: keeping the running configuration: " + pipeline.error().message());
+      return;
+    }
+    pipeline_->Close();
+    pipeline_ = std::move(*pipeline);
+    if (next.listen != args_.listen || next.interval != args_.interval)
+      Log("SIGHUP: listen and interval changes take effect at the next start");
+    args_.outputs = next.outputs;
+    Log("SIGHUP: configuration and rules reloaded");
+  }
+
+  void Loop() {
+    auto backoff = std::chrono::seconds(1);
+    std::string last_failure;
+    while (true) {
+      auto source = OpenSource(common_);
+      if (!source) {
+        const std::string why = source.error().message();
+        hub_->SetNotReady(why);
+        if (why != last_failure) Log("cannot read the GPUs yet (retrying): " + why);
+        last_failure = why;
+        const auto until = std::chrono::steady_clock::now() + backoff;
+        while (std::chrono::steady_clock::now() < until) {
+          if (HandleSignal()) return;
+          std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        backoff = std::min(backoff * 2, std::chrono::seconds(30));
+        continue;
+      }
+      if (!last_failure.empty()) Log("the GPUs answer now");
+      if (!source->demo_scenario.empty())
+        Log("DEMO: simulated GPUs (" + source->demo_scenario + ")");
+      SamplerOptions options;
+      options.interval = interval_;
+      auto sampler = std::make_shared<Sampler>(std::move(source->backend),
+                                               std::move(source->resolver), options);
+      sampler->Start();
+      {
+        std::lock_guard lock(mu_);
+        sampler_ = sampler;
+      }
+      std::uint64_t last = 0;
+      while (true) {
+        if (HandleSignal()) {
+          sampler->Stop();
+          return;
+        }
+        auto snap = sampler->WaitNewer(last, std::chrono::milliseconds(200));
+        if (!snap) continue;
+        last = snap->sequence;
+        std::vector<Event> events = pipeline_->Observe(snap);
+        for (const auto& e : events) {
+          if (e.kind != Event::Kind::kAlertFiring && e.kind != Event::Kind::kAlertResolved)
+            Log(EventLogLine(e));  // alerts are logged by their rules' log action
+        }
+        if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
+        hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events);
+      }
+    }
+  }
+
+  Result<nlohmann::json> History(const server::HistoryQuery& q) {
+    if (args_.outputs.db.empty()) {
+      std::shared_ptr<Sampler> sampler;
+      {
+        std::lock_guard lock(mu_);
+        sampler = sampler_;
+      }
+      const auto published = hub_->Latest();
+      bool known = false;
+      if (published.snapshot) {
+        for (const auto& d : published.snapshot->devices) known = known || d.index == q.device;
+      }
+      if (!known) return Status::NotFound(fmt::format("no GPU {}", q.device));
+      return server::RingHistoryDocument(
+          sampler ? sampler->History() : std::vector<std::shared_ptr<const Snapshot>>{}, q.device,
+          q.fields, q.from, q.to);
+    }
+    std::lock_guard lock(history_mu_);
+    if (!reader_) {
+      auto reader = store::HistoryReader::Open(args_.outputs.db);
+      if (!reader) return reader.error();
+      reader_.emplace(std::move(*reader));
+    }
+    auto devices = reader_->Devices();
+    if (!devices) return devices.error();
+    const store::DeviceRecord* found = nullptr;
+    for (const auto& d : *devices) {
+      if (d.index == q.device && !d.mig_index && (!found || d.last_seen > found->last_seen))
+        found = &d;
+    }
+    if (found == nullptr)
+      return Status::NotFound(fmt::format("no GPU {} in the history", q.device));
+    auto series = reader_->DeviceSamples(found->id, q.fields, q.from, q.to, q.step);
+    if (!series) return series.error();
+    return SeriesDocument(*series, q.device);
+  }
+
+  const CommonArgs& common_;
+  ServeArgs args_;
+  const CLI::App& command_;
+  std::chrono::milliseconds interval_{1000};
+  std::shared_ptr<server::Hub> hub_ = std::make_shared<server::Hub>();
+  std::unique_ptr<Pipeline> pipeline_;
+  std::mutex mu_;
+  std::shared_ptr<Sampler> sampler_;
+  std::mutex history_mu_;
+  std::optional<store::HistoryReader> reader_;
+};
+
+}  // namespace
+
+Runner AddServeCommand(CLI::App& app, const CommonArgs& common) {
+  auto args = std::make_shared<ServeArgs>();
+  CLI::App* s = app.add_subcommand(
+      "serve",
+      "The daemon: Prometheus /metrics, JSON API, live dashboard, history (docs/serve.md)");
+  s->add_option("--config", args->config,
+                "YAML file of these options (flags win); SIGHUP re-reads it");
+  s->add_option("--listen", args->listen,
+                "HOST:PORT to serve on (default 127.0.0.1:9835; only this machine)");
+  s->add_option("--hostname", args->hostname, "The hostname label (default: this machine's name)");
+  s->add_option("-i,--interval", args->interval, "Time between samples (default 1s)");
+  AddPipelineOptions(*s, args->outputs);
+  s->add_flag("--process-metrics", args->process_metrics,
+              "Per-process series on /metrics (pid, command)");
+  s->add_flag("--process-user", args->process_user, "... with the user of each process");
+  s->add_flag("--dcgm-compat", args->dcgm_compat,
+              "Also dcgm-exporter's metric names and units (existing Grafana dashboards)");
+  return [s, &common, args]() -> int {
+    if (!s->parsed()) return -1;
+    ServeArgs a = *args;
+    if (!a.config.empty()) {
+      if (Status st = LoadConfig(a.config, a, *s); !st.ok()) {
+        std::cerr << "gpuwatch serve: " << st.message() << "\n";
+        return kExitUsage;
+      }
+    }
+    Daemon daemon(common, std::move(a), *s);
+    return daemon.Run();
+  };
+}
+
+}  // namespace gpuwatch::cli

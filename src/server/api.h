@@ -1,0 +1,48 @@
+// The JSON API's documents (/api/v1/..., docs/API.md), built from the state
+// the daemon publishes. Pure functions; the HTTP side only routes.
+#pragma once
+
+#include <chrono>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/leaks/leak_tracker.h"
+#include "analysis/rules/engine.h"
+#include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
+
+namespace gpuwatch::server {
+
+inline constexpr std::string_view kApiSchema = "gpuwatch.api/1";
+
+// What the daemon publishes after each snapshot: immutable once published.
+struct Published {
+  std::shared_ptr<const Snapshot> snapshot;
+  std::vector<rules::ActiveAlert> alerts;
+  std::vector<leaks::LeakReport> leaks;
+  std::uint64_t version = 0;  // 1, 2, ... per publication
+};
+
+struct ApiContext {
+  std::string hostname;
+  double interval_seconds = 1;
+};
+
+double UnixSeconds(std::chrono::system_clock::time_point t);
+
+nlohmann::json SnapshotDocument(const Published& p, const ApiContext& c);
+nlohmann::json DevicesDocument(const Published& p);
+nlohmann::json ProcessesDocument(const Published& p);
+nlohmann::json EventDocument(const Event& e);
+nlohmann::json EventsDocument(const std::vector<Event>& events);
+
+// History from the in-memory ring of snapshots (when there is no --db):
+// the same document as the SQLite-backed one, at the raw tier.
+nlohmann::json RingHistoryDocument(const std::vector<std::shared_ptr<const Snapshot>>& ring,
+                                   int device, const std::vector<FieldId>& fields,
+                                   std::chrono::system_clock::time_point from,
+                                   std::chrono::system_clock::time_point to);
+
+}  // namespace gpuwatch::server

@@ -1,0 +1,295 @@
+#include "server/http_server.h"
+
+#include <fmt/format.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <charconv>
+
+#include "webassets/web_assets.h"
+
+namespace gpuwatch::server {
+namespace {
+
+using nlohmann::json;
+
+void SendJson(httplib::Response& res, const json& body, int status = 200) {
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
+}
+
+void SendError(httplib::Response& res, int status, const std::string& message) {
+  SendJson(res, json{{"error", message}}, status);
+}
+
+// A query parameter as a number; `what` names it in the error.
+Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback) {
+  if (!req.has_param(name)) return fallback;
+  const std::string v = req.get_param_value(name);
+  double out = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
+  if (ec != std::errc() || end != v.data() + v.size()) {
+    return Status::InvalidArgument(fmt::format("parameter {}: \"{}\" is not a number", name, v));
+  }
+  return out;
+}
+
+std::chrono::system_clock::time_point FromUnix(double s) {
+  return std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(
+          std::chrono::duration<double>(s)));
+}
+
+std::string SseMessage(std::string_view event, const json& data) {
+  return fmt::format("event: {}\ndata: {}\n\n", event,
+                     data.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+const char kNoDashboard[] =
+    "<!doctype html><meta charset=utf-8><title>gpuwatch</title>"
+    "<p>gpuwatch serve: this build has no dashboard bundle (npm ci --prefix web, then build "
+    "again). <a href=/metrics>/metrics</a> · <a href=/api/v1/snapshot>/api/v1/snapshot</a>";
+
+}  // namespace
+
+struct HttpServer::Impl {
+  httplib::Server server;
+  std::shared_ptr<Hub> hub;
+  HttpOptions options;
+  std::atomic<int> streams{0};
+};
+
+Status ParseListen(std::string_view text, std::string& host, int& port) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) {
+    return Status::InvalidArgument(
+        fmt::format("--listen \"{}\": expected HOST:PORT (e.g. 127.0.0.1:9835)", text));
+  }
+  std::string_view h = text.substr(0, colon);
+  const std::string_view p = text.substr(colon + 1);
+  int value = 0;
+  const auto [end, ec] = std::from_chars(p.data(), p.data() + p.size(), value);
+  if (ec != std::errc() || end != p.data() + p.size() || value < 0 || value > 65535) {
+    return Status::InvalidArgument(
+        fmt::format("--listen \"{}\": \"{}\" is not a port (0-65535)", text, p));
+  }
+  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
+  host = h.empty() ? "0.0.0.0" : std::string(h);
+  port = value;
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options,
+                                                      std::shared_ptr<Hub> hub) {
+  std::unique_ptr<HttpServer> s(new HttpServer());
+  s->impl_ = std::make_unique<Impl>();
+  Impl& impl = *s->impl_;
+  impl.hub = std::move(hub);
+  impl.options = options;
+  httplib::Server& srv = impl.server;
+  const int workers = options.workers;
+  srv.new_task_queue = [workers] { return new httplib::ThreadPool(static_cast<size_t>(workers)); };
+  srv.set_read_timeout(options.read_timeout);
+  srv.set_write_timeout(options.write_timeout);
+  srv.set_keep_alive_timeout(5);
+  srv.set_keep_alive_max_count(100);
+  srv.set_payload_max_length(1024);  // nothing here takes a body
+  // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
+  // would let a second daemon share the port silently.
+  srv.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
+  });
+  srv.set_default_headers({{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}});
+
+  Impl* self = &impl;
+  srv.Get("/metrics", [self](const httplib::Request& req, httplib::Response& res) {
+    self->hub->CountScrape();
+    MetricsOptions mo = self->options.metrics;
+    mo.format = NegotiateMetricsFormat(req.get_header_value("Accept"));
+    const Published p = self->hub->Latest();
+    MetricsInput in;
+    in.snapshot = p.snapshot.get();
+    in.hostname = self->options.api.hostname;
+    in.alerts = p.alerts;
+    in.leaks = p.leaks;
+    in.stats = self->hub->Stats();
+    in.stats.version = self->options.version;
+    res.set_content(RenderMetrics(in, mo), std::string(MetricsContentType(mo.format)));
+  });
+  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content("ok\n", "text/plain");
+  });
+  srv.Get("/readyz", [self](const httplib::Request&, httplib::Response& res) {
+    const std::string why = self->hub->NotReady();
+    const Published p = self->hub->Latest();
+    if (!why.empty()) {
+      res.status = 503;
+      res.set_content("not ready: " + why + "\n", "text/plain");
+    } else if (p.snapshot && p.snapshot->stale) {
+      res.status = 503;
+      res.set_content("not ready: the driver is not answering (serving the last snapshot)\n",
+                      "text/plain");
+    } else {
+      res.set_content("ready\n", "text/plain");
+    }
+  });
+  srv.Get("/api/v1/snapshot", [self](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, SnapshotDocument(self->hub->Latest(), self->options.api));
+  });
+  srv.Get("/api/v1/devices", [self](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, DevicesDocument(self->hub->Latest()));
+  });
+  srv.Get("/api/v1/processes", [self](const httplib::Request&, httplib::Response& res) {
+    SendJson(res, ProcessesDocument(self->hub->Latest()));
+  });
+  srv.Get("/api/v1/events", [self](const httplib::Request& req, httplib::Response& res) {
+    auto since = NumberParam(req, "since", 0);
+    auto limit = NumberParam(req, "limit", 1000);
+    if (!since) return SendError(res, 400, since.error().message());
+    if (!limit) return SendError(res, 400, limit.error().message());
+    if (*limit < 1 || *limit > 5000) return SendError(res, 400, "parameter limit: 1..5000");
+    SendJson(res, EventsDocument(
+                      self->hub->EventsSince(FromUnix(*since), static_cast<std::size_t>(*limit))));
+  });
+  srv.Get("/api/v1/history", [self](const httplib::Request& req, httplib::Response& res) {
+    HistoryQuery q;
+    auto device = NumberParam(req, "device", 0);
+    const double now = UnixSeconds(std::chrono::system_clock::now());
+    auto from = NumberParam(req, "from", now - 300);
+    auto to = NumberParam(req, "to", now + 1);
+    auto step = NumberParam(req, "step", 0);
+    for (const auto* r : {&device, &from, &to, &step}) {
+      if (!*r) return SendError(res, 400, r->error().message());
+    }
+    if (*to <= *from) return SendError(res, 400, "parameter to must be after from");
+    if (*step < 0) return SendError(res, 400, "parameter step must be >= 0");
+    q.device = static_cast<int>(*device);
+    q.from = FromUnix(*from);
+    q.to = FromUnix(*to);
+    q.step = std::chrono::milliseconds(static_cast<std::int64_t>(*step * 1000));
+    const std::string fields =
+        req.has_param("fields") ? req.get_param_value("fields") : "memory_used_bytes";
+    std::size_t start = 0;
+    while (start <= fields.size()) {
+      const auto comma = fields.find(',', start);
+      const std::string key =
+          fields.substr(start, comma == std::string::npos ? comma : comma - start);
+      auto id = FindByKey(key);
+      if (!id || Info(*id).scope != Scope::kDevice) {
+        return SendError(res, 400,
+                         fmt::format("parameter fields: \"{}\" is not a device field "
+                                     "(the catalogue keys of docs/json.md)",
+                                     key));
+      }
+      q.fields.push_back(*id);
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    auto doc = self->options.history(q);
+    if (!doc) {
+      return SendError(res, doc.error().code() == Status::Code::kNotFound ? 404 : 400,
+                       doc.error().message());
+    }
+    SendJson(res, *doc);
+  });
+  srv.Get("/api/v1/stream", [self](const httplib::Request&, httplib::Response& res) {
+    if (self->streams.fetch_add(1) >= self->options.max_streams) {
+      self->streams.fetch_sub(1);
+      res.set_header("Retry-After", "5");
+      return SendError(res, 503, "too many live streams; try again later");
+    }
+    res.set_header("X-Accel-Buffering", "no");
+    struct Cursor {
+      std::uint64_t version = 0;
+      std::uint64_t events = 0;
+      bool started = false;
+    };
+    auto cursor = std::make_shared<Cursor>();
+    res.set_chunked_content_provider(
+        "text/event-stream",
+        [self, cursor](std::size_t, httplib::DataSink& sink) {
+          if (!cursor->started) {
+            cursor->started = true;
+            cursor->events = self->hub->event_count();
+            const Published p = self->hub->Latest();
+            cursor->version = p.version;
+            const std::string first =
+                "retry: 2000\n\n" + SseMessage("snapshot", SnapshotDocument(p, self->options.api));
+            return sink.write(first.data(), first.size());
+          }
+          if (self->hub->stopped()) return false;
+          if (!self->hub->Wait(
+                  cursor->version, cursor->events,
+                  std::chrono::duration_cast<std::chrono::milliseconds>(self->options.keepalive))) {
+            static const std::string kKeepalive = ": keepalive\n\n";
+            return sink.write(kKeepalive.data(), kKeepalive.size());
+          }
+          if (self->hub->stopped()) return false;
+          std::string out;
+          for (const auto& e : self->hub->EventsAfter(cursor->events)) {
+            out += SseMessage("event", EventDocument(e));
+          }
+          cursor->events = self->hub->event_count();
+          const Published p = self->hub->Latest();
+          if (p.version > cursor->version) {
+            cursor->version = p.version;
+            out += SseMessage("snapshot", SnapshotDocument(p, self->options.api));
+          }
+          return out.empty() || sink.write(out.data(), out.size());
+        },
+        [self](bool) { self->streams.fetch_sub(1); });
+  });
+  auto asset = [&srv](const std::string& path, std::string_view body, const char* type) {
+    srv.Get(path, [body, type](const httplib::Request&, httplib::Response& res) {
+      res.set_header("Content-Security-Policy",
+                     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      res.set_content(body.data(), body.size(), type);
+    });
+  };
+  if (web::kDashboardHtml.empty()) {
+    asset("/", kNoDashboard, "text/html; charset=utf-8");
+  } else {
+    asset("/", web::kDashboardHtml, "text/html; charset=utf-8");
+    asset("/dashboard.js", web::kDashboardJs, "text/javascript; charset=utf-8");
+    asset("/dashboard.css", web::kDashboardCss, "text/css; charset=utf-8");
+  }
+  // Nothing over HTTP changes anything: every other method is refused.
+  const auto refuse = [](const httplib::Request&, httplib::Response& res) {
+    res.set_header("Allow", "GET, HEAD");
+    SendError(res, 405, "gpuwatch serve is read-only: only GET and HEAD");
+  };
+  srv.Post(".*", refuse);
+  srv.Put(".*", refuse);
+  srv.Delete(".*", refuse);
+  srv.Patch(".*", refuse);
+  srv.Options(".*", refuse);
+
+  const int port = options.port == 0
+                       ? srv.bind_to_any_port(options.host)
+                       : (srv.bind_to_port(options.host, options.port) ? options.port : -1);
+  if (port < 0) {
+    return Status::Unavailable(
+        fmt::format("cannot listen on {}:{} (in use, or not an address of "
+                    "this machine)",
+                    options.host, options.port));
+  }
+  s->port_ = port;
+  s->thread_ = std::thread([self] { self->server.listen_after_bind(); });
+  // Stop() only reaches a server that is listening: wait for it.
+  for (int i = 0; i < 5000 && !srv.is_running(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return s;
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::Stop() {
+  if (!impl_) return;
+  impl_->hub->Stop();
+  impl_->server.stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace gpuwatch::server

@@ -1,0 +1,63 @@
+// The HTTP side of `gpuwatch serve` (cpp-httplib): /metrics, /api/v1/*,
+// /healthz, /readyz and the dashboard. Read-only: no endpoint changes the
+// machine; every method but GET and HEAD is refused. Bounded: a fixed pool
+// of workers, read and write timeouts, capped request line, headers and
+// body, and a cap on live streams (503 beyond). docs/API.md.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "gpuwatch/status.h"
+#include "server/hub.h"
+
+namespace gpuwatch::server {
+
+struct HistoryQuery {
+  int device = 0;
+  std::vector<FieldId> fields;
+  std::chrono::system_clock::time_point from, to;
+  std::chrono::milliseconds step{0};
+};
+// Answers /api/v1/history; NotFound for an unknown device.
+using HistorySource = std::function<Result<nlohmann::json>(const HistoryQuery&)>;
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 9835;
+  MetricsOptions metrics;
+  ApiContext api;
+  HistorySource history;
+  std::string version;
+  int workers = 32;
+  int max_streams = 8;  // /api/v1/stream clients at once
+  std::chrono::seconds read_timeout{5};
+  std::chrono::seconds write_timeout{5};
+  std::chrono::seconds keepalive{15};  // SSE comment interval
+};
+
+class HttpServer {
+ public:
+  // Binds (so a busy port fails here, with its address) and starts serving.
+  static Result<std::unique_ptr<HttpServer>> Start(const HttpOptions& options,
+                                                   std::shared_ptr<Hub> hub);
+  ~HttpServer();
+  void Stop();
+  int port() const { return port_; }
+
+  struct Impl;
+
+ private:
+  HttpServer() = default;
+  std::unique_ptr<Impl> impl_;
+  std::thread thread_;
+  int port_ = 0;
+};
+
+// "127.0.0.1:9835", "[::1]:9835", ":9835" (all interfaces), "0.0.0.0:80".
+Status ParseListen(std::string_view text, std::string& host, int& port);
+
+}  // namespace gpuwatch::server

@@ -1,0 +1,129 @@
+#include "server/hub.h"
+
+namespace gpuwatch::server {
+
+void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
+                  std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events) {
+  {
+    std::lock_guard lock(mu_);
+    latest_.snapshot = std::move(snapshot);
+    latest_.alerts = std::move(alerts);
+    latest_.leaks = std::move(leaks);
+    ++latest_.version;
+    for (const auto& e : events) {
+      events_.push_back(e);
+      ++event_count_;
+      if (events_.size() > max_events_) events_.pop_front();
+    }
+    not_ready_.clear();
+  }
+  changed_.notify_all();
+}
+
+void Hub::SetNotReady(std::string why) {
+  std::lock_guard lock(mu_);
+  not_ready_ = std::move(why);
+}
+
+void Hub::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+  }
+  changed_.notify_all();
+}
+
+Published Hub::Latest() const {
+  std::lock_guard lock(mu_);
+  return latest_;
+}
+
+std::string Hub::NotReady() const {
+  std::lock_guard lock(mu_);
+  return not_ready_;
+}
+
+bool Hub::stopped() const {
+  std::lock_guard lock(mu_);
+  return stopped_;
+}
+
+std::uint64_t Hub::event_count() const {
+  std::lock_guard lock(mu_);
+  return event_count_;
+}
+
+std::vector<Event> Hub::EventsAfter(std::uint64_t count) const {
+  std::lock_guard lock(mu_);
+  std::vector<Event> out;
+  const std::uint64_t first = event_count_ - events_.size() + 1;  // sequence of events_[0]
+  for (std::uint64_t seq = std::max(first, count + 1); seq <= event_count_; ++seq) {
+    out.push_back(events_[seq - first]);
+  }
+  return out;
+}
+
+std::vector<Event> Hub::EventsSince(std::chrono::system_clock::time_point since,
+                                    std::size_t limit) const {
+  std::lock_guard lock(mu_);
+  std::vector<Event> out;
+  for (auto it = events_.rbegin(); it != events_.rend() && out.size() < limit; ++it) {
+    if (it->time < since) continue;
+    out.push_back(*it);
+  }
+  std::reverse(out.begin(), out.end());  // newest last
+  return out;
+}
+
+bool Hub::Wait(std::uint64_t version, std::uint64_t events,
+               std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  return changed_.wait_for(lock, timeout, [&] {
+    return stopped_ || latest_.version > version || event_count_ > events;
+  });
+}
+
+void Hub::CountScrape() {
+  std::lock_guard lock(mu_);
+  ++stats_.scrapes;
+}
+
+void Hub::CountErrors(const std::map<std::string, std::uint64_t>& by_call) {
+  std::lock_guard lock(mu_);
+  for (const auto& [call, n] : by_call) stats_.nvml_errors[call] += n;
+}
+
+ExporterStats Hub::Stats() const {
+  std::lock_guard lock(mu_);
+  ExporterStats s = stats_;
+  if (latest_.snapshot) {
+    s.last_sample_age_seconds =
+        std::chrono::duration<double>(std::chrono::system_clock::now() - latest_.snapshot->time)
+            .count();
+    s.sample_duration_seconds =
+        static_cast<double>(latest_.snapshot->sample_duration.count()) / 1e6;
+    s.sampler_hung = latest_.snapshot->stale;
+  }
+  return s;
+}
+
+std::map<std::string, std::uint64_t> FailedCalls(const Snapshot& snapshot) {
+  std::map<std::string, std::uint64_t> out;
+  auto count = [&out](const Reading& r, std::string_view key) {
+    if (r.ok()) return;
+    const Missing m = r.missing();
+    if (m != Missing::kFailed && m != Missing::kDeviceLost) return;
+    const std::string& detail = r.detail();
+    const auto colon = detail.find(':');
+    ++out[detail.starts_with("nvml") && colon != std::string::npos ? detail.substr(0, colon)
+                                                                   : std::string(key)];
+  };
+  for (const auto& d : snapshot.devices) {
+    for (const auto& f : Catalogue()) {
+      if (f.scope == Scope::kDevice) count(d.fields[f.id], f.key);
+    }
+  }
+  return out;
+}
+
+}  // namespace gpuwatch::server

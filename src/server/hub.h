@@ -1,0 +1,65 @@
+// Hub: the state the HTTP side serves, published by the daemon's analysis
+// loop after each snapshot. HTTP handlers only read it (a scrape never calls
+// NVML); streams wait on it. Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "server/api.h"
+#include "server/metrics.h"
+
+namespace gpuwatch::server {
+
+class Hub {
+ public:
+  explicit Hub(std::size_t max_events = 5000) : max_events_(max_events) {}
+
+  // A new snapshot with the analysis state beside it, and the events it caused.
+  void Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
+               std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events);
+  // Why the daemon cannot serve fresh data ("" when it can).
+  void SetNotReady(std::string why);
+  void Stop();  // wakes every waiting stream; they end
+
+  Published Latest() const;
+  std::string NotReady() const;
+  bool stopped() const;
+
+  // Events: each has a sequence number (1, 2, ...); the hub keeps the newest.
+  std::uint64_t event_count() const;
+  std::vector<Event> EventsAfter(std::uint64_t count) const;  // sequence > count
+  std::vector<Event> EventsSince(std::chrono::system_clock::time_point since,
+                                 std::size_t limit) const;
+
+  // Waits until a publication newer than `version` or an event beyond
+  // `events`, Stop(), or `timeout`. True unless it timed out.
+  bool Wait(std::uint64_t version, std::uint64_t events, std::chrono::milliseconds timeout) const;
+
+  // The exporter's own counters.
+  void CountScrape();
+  void CountErrors(const std::map<std::string, std::uint64_t>& by_call);
+  ExporterStats Stats() const;
+
+ private:
+  std::size_t max_events_;
+  mutable std::mutex mu_;
+  mutable std::condition_variable changed_;
+  Published latest_;
+  std::string not_ready_ = "starting";
+  bool stopped_ = false;
+  std::deque<Event> events_;
+  std::uint64_t event_count_ = 0;  // sequence of the newest event
+  ExporterStats stats_;
+};
+
+// NVML calls that failed in a snapshot (readings missing for a reason other
+// than "not supported" / "not yet sampled"), by call: the detail's
+// "nvmlDeviceGetX: ..." prefix, or the field key.
+std::map<std::string, std::uint64_t> FailedCalls(const Snapshot& snapshot);
+
+}  // namespace gpuwatch::server

@@ -1,0 +1,272 @@
+#include "server/metrics.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+#include <set>
+#include <tuple>
+
+namespace gpuwatch::server {
+namespace {
+
+enum class Type { kGauge, kCounter, kInfo };
+
+struct Family {
+  std::string name;  // as samples are written (counters end in _total, info in _info)
+  Type type = Type::kGauge;
+  std::string help;
+  std::vector<std::string> samples;
+};
+
+using Labels = std::vector<std::pair<std::string_view, std::string>>;
+
+std::string Escape(std::string_view v) {
+  std::string out;
+  out.reserve(v.size());
+  for (char c : v) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '"') {
+      out += "\\\"";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string Number(double v) {
+  if (std::isnan(v)) return "NaN";
+  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+  return fmt::format("{}", v);
+}
+
+// Families in the order they were first written (stable output).
+class Writer {
+ public:
+  explicit Writer(MetricsFormat format) : format_(format) {}
+
+  void Add(std::string_view name, Type type, std::string_view help, const Labels& labels,
+           double value) {
+    auto [it, fresh] = index_.try_emplace(std::string(name), families_.size());
+    if (fresh) families_.push_back(Family{std::string(name), type, std::string(help), {}});
+    std::string line(name);
+    if (!labels.empty()) {
+      line += '{';
+      bool first = true;
+      for (const auto& [k, v] : labels) {
+        line += fmt::format("{}{}=\"{}\"", first ? "" : ",", k, Escape(v));
+        first = false;
+      }
+      line += '}';
+    }
+    line += ' ';
+    line += Number(value);
+    families_[it->second].samples.push_back(std::move(line));
+  }
+
+  std::string Finish() const {
+    std::string out;
+    for (const auto& f : families_) {
+      std::string family = f.name;
+      std::string_view type = "gauge";
+      if (f.type == Type::kCounter) {
+        type = "counter";
+        // OpenMetrics names the family without the _total of its samples.
+        if (format_ == MetricsFormat::kOpenMetrics && family.ends_with("_total"))
+          family.resize(family.size() - 6);
+      } else if (f.type == Type::kInfo && format_ == MetricsFormat::kOpenMetrics) {
+        type = "info";
+        if (family.ends_with("_info")) family.resize(family.size() - 5);
+      }
+      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family, Escape(f.help), family, type);
+      for (const auto& s : f.samples) {
+        out += s;
+        out += '\n';
+      }
+    }
+    if (format_ == MetricsFormat::kOpenMetrics) out += "# EOF\n";
+    return out;
+  }
+
+ private:
+  MetricsFormat format_;
+  std::vector<Family> families_;
+  std::map<std::string, std::size_t> index_;
+};
+
+std::string Text(const Reading& r) { return r.is_text() ? r.text() : std::string(); }
+
+std::optional<double> Value(const Reading& r) {
+  if (r.is_number() && std::isfinite(r.number())) return r.number();
+  return std::nullopt;
+}
+
+Labels DeviceLabels(const DeviceSample& d, const std::string& hostname) {
+  return {{"gpu", std::to_string(d.index)},
+          {"uuid", Text(d.fields[FieldId::kUuid])},
+          {"pci_bus_id", Text(d.fields[FieldId::kPciBusId])},
+          {"model", Text(d.fields[FieldId::kName])},
+          {"hostname", hostname}};
+}
+
+Type TypeOf(const FieldInfo& f) { return f.kind == Kind::kCounter ? Type::kCounter : Type::kGauge; }
+
+// dcgm-exporter's units for the fields it shares with the catalogue.
+double DcgmScale(const FieldInfo& f) {
+  switch (f.unit) {
+    case Unit::kBytes:
+      return 1.0 / (1024 * 1024);  // MiB
+    case Unit::kRatio:
+      return 100;  // percent
+    case Unit::kHertz:
+      return 1e-6;  // MHz
+    case Unit::kJoules:
+      return 1000;  // mJ
+    case Unit::kBytesPerSecond:
+      return 1.0 / 1024;  // KB/s
+    default:
+      return 1;
+  }
+}
+
+void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
+               const MetricsOptions& o) {
+  const Labels labels = DeviceLabels(d, hostname);
+  w.Add("gpuwatch_gpu_up", Type::kGauge,
+        "1 when the GPU answers, 0 when it is lost or failing (see gpuwatch doctor)", labels,
+        d.health == DeviceHealth::kOk ? 1 : 0);
+  Labels info = labels;
+  for (FieldId id : {FieldId::kSerial, FieldId::kVbiosVersion, FieldId::kComputeCapability}) {
+    info.emplace_back(Info(id).key, Text(d.fields[id]));
+  }
+  w.Add("gpuwatch_gpu_info", Type::kInfo, "Static facts of a GPU as labels", info, 1);
+  if (d.health != DeviceHealth::kOk) return;  // a lost GPU's values would be stale
+  for (const auto& f : Catalogue()) {
+    if (f.scope != Scope::kDevice || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
+    if (auto v = Value(d.fields[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, labels, *v);
+  }
+  if (o.process_metrics) {
+    for (const auto& p : d.processes) {
+      Labels pl = {{"gpu", std::to_string(d.index)},
+                   {"uuid", Text(d.fields[FieldId::kUuid])},
+                   {"hostname", hostname},
+                   {"pid", std::to_string(p.pid)},
+                   {"command", (p.host.name.empty() ? p.host.command : p.host.name).substr(0, 64)}};
+      if (o.process_user) pl.emplace_back("user", p.host.user);
+      for (const auto& f : Catalogue()) {
+        if (f.scope != Scope::kProcess || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
+        if (auto v = Value(p.fields[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, pl, *v);
+      }
+    }
+  }
+}
+
+void AddDcgm(Writer& w, const Snapshot& s, const std::string& hostname, MetricsFormat format) {
+  for (const auto& d : s.devices) {
+    if (d.health != DeviceHealth::kOk) continue;
+    const Labels labels = {{"gpu", std::to_string(d.index)},
+                           {"UUID", Text(d.fields[FieldId::kUuid])},
+                           {"pci_bus_id", Text(d.fields[FieldId::kPciBusId])},
+                           {"device", fmt::format("nvidia{}", d.index)},
+                           {"modelName", Text(d.fields[FieldId::kName])},
+                           {"Hostname", hostname}};
+    for (const auto& f : Catalogue()) {
+      if (f.scope != Scope::kDevice || f.dcgm_alias.empty()) continue;
+      auto v = Value(d.fields[f.id]);
+      if (!v) continue;
+      // OpenMetrics counters must end in _total, which DCGM's names do not.
+      const Type type = format == MetricsFormat::kPrometheus ? TypeOf(f) : Type::kGauge;
+      w.Add(f.dcgm_alias, type, fmt::format("{} (dcgm-exporter name and unit)", f.help), labels,
+            *v * DcgmScale(f));
+    }
+  }
+}
+
+}  // namespace
+
+MetricsFormat NegotiateMetricsFormat(std::string_view accept) {
+  return accept.find("application/openmetrics-text") != std::string_view::npos
+             ? MetricsFormat::kOpenMetrics
+             : MetricsFormat::kPrometheus;
+}
+
+std::string_view MetricsContentType(MetricsFormat format) {
+  return format == MetricsFormat::kOpenMetrics
+             ? "application/openmetrics-text; version=1.0.0; charset=utf-8"
+             : "text/plain; version=0.0.4; charset=utf-8";
+}
+
+std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
+  Writer w(o.format);
+  const Labels host = {{"hostname", in.hostname}};
+  if (in.snapshot != nullptr) {
+    const Snapshot& s = *in.snapshot;
+    for (const auto& f : Catalogue()) {
+      if (f.scope != Scope::kHost || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
+      if (auto v = Value(s.host[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, host, *v);
+    }
+    for (const auto& d : s.devices) AddDevice(w, d, in.hostname, o);
+  }
+
+  // One series per (rule, severity, GPU), however many processes it fired for.
+  std::set<std::tuple<std::string, std::string, int>> alerts;
+  for (const auto& a : in.alerts)
+    alerts.emplace(a.rule, std::string(SeverityName(a.severity)), a.gpu);
+  for (const auto& [rule, severity, gpu] : alerts) {
+    w.Add("gpuwatch_alert_active", Type::kGauge, "1 while an alert rule is firing (docs/rules.md)",
+          {{"rule", rule},
+           {"severity", severity},
+           {"gpu", std::to_string(gpu)},
+           {"hostname", in.hostname}},
+          1);
+  }
+  for (const auto& r : in.leaks) {
+    const bool device = !r.subject.process;
+    if (!device && !r.estimate.suspected) continue;  // processes only while suspected
+    Labels l = {{"gpu", std::to_string(r.subject.gpu)},
+                {"scope", device ? "device" : "process"},
+                {"pid", device ? "" : std::to_string(r.subject.process->pid)},
+                {"hostname", in.hostname}};
+    w.Add("gpuwatch_leak_suspected", Type::kGauge,
+          "1 while the leak detector suspects growing memory (docs/leaks.md)", l,
+          r.estimate.suspected ? 1 : 0);
+    if (r.estimate.enough_evidence) {
+      w.Add("gpuwatch_leak_rate_bytes_per_second", Type::kGauge,
+            "Growth of the memory floor (Theil-Sen slope)", l, r.estimate.rate_bytes_per_s);
+    }
+    if (device && r.time_to_full) {
+      w.Add("gpuwatch_time_to_oom_seconds", Type::kGauge,
+            "Time until the GPU's memory is full at its floor's growth rate",
+            {{"gpu", std::to_string(r.subject.gpu)}, {"hostname", in.hostname}},
+            static_cast<double>(r.time_to_full->count()));
+    }
+  }
+
+  const ExporterStats& st = in.stats;
+  w.Add("gpuwatch_exporter_build_info", Type::kInfo, "The gpuwatch build",
+        {{"version", st.version}, {"hostname", in.hostname}}, 1);
+  w.Add("gpuwatch_exporter_scrapes_total", Type::kCounter, "Scrapes of /metrics served", host,
+        static_cast<double>(st.scrapes));
+  if (in.snapshot != nullptr) {
+    w.Add("gpuwatch_exporter_last_sample_age_seconds", Type::kGauge,
+          "Age of the snapshot these metrics describe", host, st.last_sample_age_seconds);
+    w.Add("gpuwatch_exporter_sample_duration_seconds", Type::kGauge,
+          "How long reading the last snapshot took", host, st.sample_duration_seconds);
+  }
+  w.Add("gpuwatch_exporter_sampler_hung", Type::kGauge,
+        "1 while a driver call hangs and the last good snapshot is served", host,
+        st.sampler_hung ? 1 : 0);
+  for (const auto& [call, count] : st.nvml_errors) {
+    w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
+          "Failed NVML calls (not 'not supported'), by call",
+          {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
+  }
+  if (o.dcgm_compat && in.snapshot != nullptr) AddDcgm(w, *in.snapshot, in.hostname, o.format);
+  return w.Finish();
+}
+
+}  // namespace gpuwatch::server

@@ -1,0 +1,52 @@
+// /metrics: the last snapshot (and the analysis state beside it) as
+// Prometheus text 0.0.4 or OpenMetrics 1.0. Metric names, units and help come
+// from the field catalogue; nothing here calls NVML. Pure, so a scrape costs a
+// serialization and nothing else. docs/metrics.md lists every series.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "analysis/leaks/leak_tracker.h"
+#include "analysis/rules/engine.h"
+#include "gpuwatch/snapshot.h"
+
+namespace gpuwatch::server {
+
+enum class MetricsFormat { kPrometheus, kOpenMetrics };
+
+// OpenMetrics when the Accept header asks for it, else Prometheus text.
+MetricsFormat NegotiateMetricsFormat(std::string_view accept);
+std::string_view MetricsContentType(MetricsFormat format);
+
+struct MetricsOptions {
+  MetricsFormat format = MetricsFormat::kPrometheus;
+  bool process_metrics = false;  // per-process series (pid, command)
+  bool process_user = false;     // ... with the user label too
+  bool dcgm_compat = false;      // also dcgm-exporter's names and units
+};
+
+// The exporter's own health.
+struct ExporterStats {
+  std::uint64_t scrapes = 0;
+  double last_sample_age_seconds = 0;
+  double sample_duration_seconds = 0;
+  bool sampler_hung = false;
+  std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call
+  std::string version;
+};
+
+struct MetricsInput {
+  const Snapshot* snapshot = nullptr;  // nullptr before the first sample
+  std::string hostname;
+  std::vector<rules::ActiveAlert> alerts;
+  std::vector<leaks::LeakReport> leaks;
+  ExporterStats stats;
+};
+
+std::string RenderMetrics(const MetricsInput& input, const MetricsOptions& options);
+
+}  // namespace gpuwatch::server
