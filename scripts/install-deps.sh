@@ -6,7 +6,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev
-  libcpp-httplib-dev sqlite3 chromium prometheus
+  libcpp-httplib-dev sqlite3 chromium prometheus curl python3-yaml
 )
 missing=()
 # Node and npm build the web report (esbuild) and drive the browser tests

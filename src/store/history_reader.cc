@@ -126,9 +126,10 @@ HistoryReader& HistoryReader::operator=(HistoryReader&&) noexcept = default;
 HistoryReader::~HistoryReader() = default;
 
 Tier HistoryReader::ChooseTier(TimePoint from, TimePoint to) {
-  const auto span = to - from;
-  if (span <= std::chrono::hours(6)) return Tier::kRaw;
-  if (span <= std::chrono::hours(24 * 7)) return Tier::kMinute;
+  // Compared as from >= to - span: `to - from` overflows for open ranges
+  // (TimePoint::min() .. now).
+  if (from >= to - std::chrono::hours(6)) return Tier::kRaw;
+  if (from >= to - std::chrono::hours(24 * 7)) return Tier::kMinute;
   return Tier::kHour;
 }
 

@@ -1,0 +1,244 @@
+#!/usr/bin/env bash
+# /metrics of `gpuwatch serve --demo` through promtool and Prometheus's own parser.
+#
+#   tests/integration/promtool_metrics_test.sh BUILD_DIR   (BUILD_DIR/gpuwatch, or the binary itself)
+#
+# Three instances on loopback (GPUWATCH_IT_PORT, default 19840, and the next two):
+#   plain    gpuwatch --demo serve
+#   process  ... --process-metrics --process-user
+#   dcgm     ... --dcgm-compat
+# For each, both formats:
+#   text/plain (`Accept: text/plain`): Content-Type `text/plain; version=0.0.4;
+#     charset=utf-8`; `promtool check metrics` finds no problem. With
+#     --dcgm-compat the only findings allowed are on DCGM_FI_* series and are
+#     the two that dcgm-exporter's own names and labels cause (camelCase labels
+#     UUID/modelName/Hostname; counters without _total): gpuwatch's series
+#     stay lint-clean and nothing may fail to parse.
+#   OpenMetrics (`Accept: application/openmetrics-text; version=1.0.0`):
+#     Content-Type `application/openmetrics-text; version=1.0.0; charset=utf-8`;
+#     the body ends with `# EOF`; the same series as the text body. promtool
+#     2.42's `check metrics` reads only the text format (it stops at OpenMetrics'
+#     `info` type), so the OpenMetrics bodies are parsed by a real Prometheus
+#     (GPUWATCH_IT_PROM_PORT, default 19091), which asks for OpenMetrics: every
+#     target up with no scrape error, every sample ingested, and gpuwatch_gpu
+#     recorded with type `info` (only an OpenMetrics parse gives that).
+# Plus: no Accept header gives the text format; the process series carry pid,
+# command and user; DCGM_FI_DEV_FB_USED is gpuwatch_memory_used_bytes in MiB.
+#
+# Prints `ok - ...` / `not ok - ...` per check and `N passed, M failed`; exits 0
+# only when all pass (77 when promtool or curl is missing). KEEP_WORK=1 keeps
+# the temp directory.
+set -uo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: $0 BUILD_DIR" >&2
+  exit 2
+fi
+if [ -d "$1" ]; then gpuwatch=$(cd "$1" && pwd)/gpuwatch; else gpuwatch=$1; fi
+here=$(cd "$(dirname "$0")" && pwd)
+for tool in promtool curl python3; do
+  if ! command -v "$tool" >/dev/null; then
+    echo "skip: $tool not found (Debian: apt-get install prometheus curl python3)"
+    exit 77
+  fi
+done
+if [ ! -x "$gpuwatch" ]; then
+  echo "not ok - $gpuwatch is not an executable"
+  echo "0 passed, 1 failed"
+  exit 1
+fi
+
+port0=${GPUWATCH_IT_PORT:-19840}
+prom_port=${GPUWATCH_IT_PROM_PORT:-19091}
+prom=http://127.0.0.1:$prom_port
+variants=(plain process dcgm)
+declare -A port=([plain]=$port0 [process]=$((port0 + 1)) [dcgm]=$((port0 + 2)))
+declare -A flags=([plain]="" [process]="--process-metrics --process-user" [dcgm]="--dcgm-compat")
+text_type="text/plain; version=0.0.4; charset=utf-8"
+om_accept="application/openmetrics-text; version=1.0.0"
+om_type="application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/gpuwatch-promtool-test.XXXXXX")
+pids=()
+# shellcheck disable=SC2317  # called by the EXIT trap
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null
+    wait "$p" 2>/dev/null
+  done
+  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "# kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+passed=0
+failed=0
+ok() { passed=$((passed + 1)); echo "ok - $1"; }
+not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+expect() {
+  if [ "$2" = "$3" ]; then ok "$1"; else
+    not_ok "$1"
+    echo "#   got:  $(echo "$2" | head -c 600 | paste -sd '|')"
+    echo "#   want: $(echo "$3" | head -c 600 | paste -sd '|')"
+  fi
+}
+finish() {
+  echo "$passed passed, $failed failed"
+  if [ "$failed" -ne 0 ]; then
+    for f in "$work"/*.log; do
+      [ -f "$f" ] || continue
+      echo "# --- tail of $(basename "$f")"
+      tail -n 15 "$f" | sed 's/^/#   /'
+    done
+    exit 1
+  fi
+  exit 0
+}
+# fetch NAME VARIANT [ACCEPT]: body to $work/NAME.body, Content-Type to $work/NAME.type
+fetch() {
+  local accept=()
+  [ -n "${3:-}" ] && accept=(-H "Accept: $3")
+  curl -sS --max-time 10 "${accept[@]}" -o "$work/$1.body" -D "$work/$1.headers" \
+    -w '%{http_code}' "http://127.0.0.1:${port[$2]}/metrics" >"$work/$1.status" 2>>"$work/curl.log"
+  grep -i '^content-type:' "$work/$1.headers" | sed 's/^[^:]*:[[:space:]]*//; s/\r$//' >"$work/$1.type"
+}
+# The series of an exposition (name and labels of every sample line), sorted.
+series_of() { grep -v '^#' "$1" | grep -v '^$' | sed 's/ [^ ]*$//' | LC_ALL=C sort; }
+
+unset GPUWATCH_FAKE_TIME GPUWATCH_NVML_LIBRARY GPUWATCH_FAKE_SCENARIO
+export HOME=$work/home
+mkdir -p "$HOME"
+
+for v in "${variants[@]}"; do
+  # shellcheck disable=SC2086  # flags are words
+  "$gpuwatch" --demo serve --listen "127.0.0.1:${port[$v]}" ${flags[$v]} >"$work/gpuwatch-$v.log" 2>&1 &
+  pids+=($!)
+done
+for v in "${variants[@]}"; do
+  deadline=$((SECONDS + 30))
+  code=""
+  while [ $SECONDS -lt $deadline ]; do
+    code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:${port[$v]}/readyz")
+    [ "$code" = 200 ] && break
+    sleep 0.2
+  done
+  expect "$v: /readyz answers 200 within 30 s" "$code" 200
+done
+[ "$failed" -eq 0 ] || finish
+
+lint_allowed_re='^DCGM_FI_[A-Z0-9_]+ (label names should be written in '"'"'snake_case'"'"' not '"'"'camelCase'"'"'|counter metrics should have "_total" suffix)$'
+for v in "${variants[@]}"; do
+  # --- text format ---
+  fetch "$v-text" "$v" "text/plain"
+  expect "$v: text/plain answers 200" "$(cat "$work/$v-text.status")" 200
+  expect "$v: text/plain Content-Type" "$(cat "$work/$v-text.type")" "$text_type"
+  promtool check metrics <"$work/$v-text.body" >"$work/$v-promtool.out" 2>&1
+  rc=$?
+  if [ "$v" = dcgm ]; then
+    others=$(grep -Ev "$lint_allowed_re" "$work/$v-promtool.out")
+    if [ "$rc" -ne 1 ] && [ -z "$others" ]; then
+      ok "$v: promtool check metrics: no parse error, findings only on DCGM_FI_* names ($(wc -l <"$work/$v-promtool.out") camelCase/_total findings from dcgm-exporter's naming)"
+    else
+      not_ok "$v: promtool check metrics: no parse error, findings only on DCGM_FI_* names (rc $rc)"
+      echo "$others" | head -n 10 | sed 's/^/#   /'
+    fi
+    expect "$v: gpuwatch_* series are lint-clean next to the DCGM ones" \
+      "$(grep -c '^gpuwatch_' "$work/$v-promtool.out")" 0
+  else
+    if [ "$rc" -eq 0 ] && [ ! -s "$work/$v-promtool.out" ]; then
+      ok "$v: promtool check metrics finds no problem ($(series_of "$work/$v-text.body" | wc -l) samples)"
+    else
+      not_ok "$v: promtool check metrics finds no problem (rc $rc)"
+      head -n 10 "$work/$v-promtool.out" | sed 's/^/#   /'
+    fi
+  fi
+
+  # --- OpenMetrics ---
+  fetch "$v-om" "$v" "$om_accept"
+  expect "$v: OpenMetrics answers 200" "$(cat "$work/$v-om.status")" 200
+  expect "$v: OpenMetrics Content-Type" "$(cat "$work/$v-om.type")" "$om_type"
+  expect "$v: the OpenMetrics body ends with '# EOF' (once, with its newline)" \
+    "$(tail -c 6 "$work/$v-om.body" | od -An -c | tr -s ' ')$(grep -c '^# EOF$' "$work/$v-om.body")" \
+    " # E O F \n1"
+  expect "$v: OpenMetrics and text bodies hold the same series" \
+    "$(series_of "$work/$v-om.body" | md5sum)" "$(series_of "$work/$v-text.body" | md5sum)"
+done
+
+fetch default plain ""
+expect "no Accept header: the text format" "$(cat "$work/default.type")" "$text_type"
+
+# --- what the variants add ---
+expect "process: gpuwatch_process_memory_used_bytes carries gpu, pid, command and user (demo pid 41001: alice)" \
+  "$(grep -c '^gpuwatch_process_memory_used_bytes{gpu="0",.*pid="41001",command="[^"]\+",user="alice"}' "$work/process-text.body")" 1
+expect "process: one gpuwatch_process_memory_used_bytes per demo process (8)" \
+  "$(grep -c '^gpuwatch_process_memory_used_bytes{' "$work/process-text.body")" 8
+expect "plain: no per-process series without --process-metrics" \
+  "$(grep -c '^gpuwatch_process_' "$work/plain-text.body")" 0
+python3 - "$work/dcgm-text.body" >"$work/dcgm-check.out" <<'EOF'
+import re, sys
+fb, used = {}, {}
+for line in open(sys.argv[1]):
+    m = re.match(r'DCGM_FI_DEV_FB_USED\{(.*)\} (\S+)$', line)
+    if m:
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        assert {"gpu", "UUID", "modelName", "Hostname", "device", "pci_bus_id"} <= labels.keys(), labels
+        fb[labels["gpu"]] = float(m.group(2))
+    m = re.match(r'gpuwatch_memory_used_bytes\{(.*)\} (\S+)$', line)
+    if m:
+        used[dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))["gpu"]] = float(m.group(2))
+assert fb and fb.keys() == used.keys(), (fb, used)
+for gpu in fb:
+    assert abs(fb[gpu] * 1048576 - used[gpu]) <= 1e-6 * max(1.0, used[gpu]), (gpu, fb[gpu], used[gpu])
+print(len(fb))
+EOF
+expect "dcgm: DCGM_FI_DEV_FB_USED (labels gpu UUID modelName Hostname device pci_bus_id) = gpuwatch_memory_used_bytes / 2^20 for each of the 8 demo GPUs" \
+  "$(cat "$work/dcgm-check.out")" 8
+
+# --- OpenMetrics through Prometheus's parser -------------------------------------
+if ! command -v prometheus >/dev/null; then
+  echo "# skip: prometheus not found: the OpenMetrics bodies were not parsed by Prometheus"
+  finish
+fi
+if (exec 3<>"/dev/tcp/127.0.0.1/$prom_port") 2>/dev/null; then
+  not_ok "port 127.0.0.1:$prom_port is free (set GPUWATCH_IT_PROM_PORT)"
+  finish
+fi
+cat >"$work/prometheus.yml" <<EOF
+global: {scrape_interval: 1s, scrape_timeout: 1s}
+scrape_configs:
+  - job_name: gpuwatch
+    static_configs:
+      - targets: ["127.0.0.1:${port[plain]}", "127.0.0.1:${port[process]}", "127.0.0.1:${port[dcgm]}"]
+EOF
+prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
+  --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$work/prometheus.log" 2>&1 &
+pids+=($!)
+targets_json() { curl -s --max-time 5 "$prom/api/v1/targets"; }
+deadline=$((SECONDS + 60))
+health=""
+while [ $SECONDS -lt $deadline ]; do
+  health=$(targets_json | python3 -c '
+import json, sys
+for t in sorted(json.load(sys.stdin)["data"]["activeTargets"], key=lambda t: t["scrapeUrl"]):
+    print(t["scrapeUrl"], t["health"], repr(t["lastError"]))' 2>/dev/null)
+  [ "$(echo "$health" | grep -c " up ''$")" = 3 ] && break
+  sleep 1
+done
+expect "Prometheus scrapes all three (OpenMetrics negotiated) with no error" "$health" \
+  "$(for v in "${variants[@]}"; do echo "http://127.0.0.1:${port[$v]}/metrics up ''"; done | LC_ALL=C sort)"
+sleep 2
+for v in "${variants[@]}"; do
+  fetch "$v-om2" "$v" "$om_accept"
+  scraped=$(python3 "$here/promq.py" "$prom" "scrape_samples_scraped{instance=\"127.0.0.1:${port[$v]}\"}" |
+    awk '{print $NF}')
+  expect "$v: Prometheus ingested every OpenMetrics sample" "$scraped" "$(series_of "$work/$v-om2.body" | wc -l)"
+done
+expect "gpuwatch_gpu is recorded with type info (parsed as OpenMetrics)" \
+  "$(curl -s "$prom/api/v1/metadata?metric=gpuwatch_gpu" | python3 -c '
+import json, sys
+print(sorted({m["type"] for m in json.load(sys.stdin)["data"].get("gpuwatch_gpu", [])}))')" "['info']"
+
+finish
