@@ -7,6 +7,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -27,6 +28,7 @@ namespace {
 
 struct ServeArgs {
   std::string config;
+  std::string web_config;
   std::string listen = "127.0.0.1:9835";
   std::string hostname;
   std::string interval = "1s";
@@ -62,6 +64,7 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
   };
   const Key keys[] = {{"listen", &a.listen},
                       {"hostname", &a.hostname},
+                      {"web-config", &a.web_config},
                       {"interval", &a.interval},
                       {"db", &a.outputs.db},
                       {"rules", &a.outputs.rules},
@@ -153,20 +156,30 @@ class Daemon {
     http.api.interval_seconds = std::chrono::duration<double>(interval_).count();
     http.version = GPUWATCH_VERSION;
     http.history = [this](const server::HistoryQuery& q) { return History(q); };
+    if (!args_.web_config.empty()) {
+      auto web = server::LoadWebConfig(args_.web_config);
+      if (!web) return Usage(web.error().message());
+      http.web = *web;
+      web_config_time_ = ModifiedTime(args_.web_config);
+    }
+    http_ = http;
     auto server = server::HttpServer::Start(http, hub_);
     if (!server) {
       std::cerr << "gpuwatch serve: " << server.error().message() << "\n";
-      return kExitFailure;
+      return server.error().code() == Status::Code::kInvalidArgument ? kExitUsage : kExitFailure;
     }
+    server_ = std::move(*server);
     const std::string shown_host = http.host == "0.0.0.0" ? "127.0.0.1" : http.host;
-    Log(fmt::format("listening on http://{}:{}/ (dashboard), /metrics, /api/v1/", shown_host,
-                    (*server)->port()));
+    Log(fmt::format("listening on {}://{}:{}/ (dashboard), /metrics, /api/v1/{}",
+                    http.web.tls() ? "https" : "http", shown_host, server_->port(),
+                    http.web.users.empty() ? "" : " (basic auth)"));
     if (http.host != "127.0.0.1" && http.host != "::1" && http.host != "localhost")
       Log("warning: listening beyond this machine: anyone who can reach it can read GPU data");
     CatchSignals({SIGINT, SIGTERM, SIGHUP});
     Loop();
     Log("stopping");
-    (*server)->Stop();
+    server_->Stop();
+    hub_->Stop();
     pipeline_->Close();
     return kExitOk;
   }
@@ -181,8 +194,58 @@ class Daemon {
     return Pipeline::Open(args_.outputs, [](const std::string& m) { Log("warning: " + m); });
   }
 
+  static std::optional<std::filesystem::file_time_type> ModifiedTime(const std::string& path) {
+    std::error_code ec;
+    const auto t = std::filesystem::last_write_time(path, ec);
+    if (ec) return std::nullopt;
+    return t;
+  }
+
+  // A changed --web-config is applied: new users at once, TLS changes by
+  // restarting the listener; a bad file keeps what runs.
+  void WatchWebConfig() {
+    if (args_.web_config.empty()) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < next_web_check_) return;
+    next_web_check_ = now + std::chrono::seconds(2);
+    const auto t = ModifiedTime(args_.web_config);
+    if (t == web_config_time_) return;
+    web_config_time_ = t;
+    auto web = server::LoadWebConfig(args_.web_config);
+    if (!web) {
+      Log("--web-config changed but is not valid; keeping the running one: " +
+          web.error().message());
+      return;
+    }
+    if (web->cert_file == http_.web.cert_file && web->key_file == http_.web.key_file &&
+        web->client_ca_file == http_.web.client_ca_file &&
+        web->require_client_cert == http_.web.require_client_cert &&
+        web->min_version == http_.web.min_version) {
+      server_->SetUsers(web->users);
+      http_.web = *web;
+      Log("--web-config re-read: basic auth users updated");
+      return;
+    }
+    server::HttpOptions next = http_;
+    next.web = *web;
+    next.port = server_->port();
+    server_->Stop();
+    auto restarted = server::HttpServer::Start(next, hub_);
+    if (!restarted) {
+      Log("--web-config: the new TLS settings fail (" + restarted.error().message() +
+          "); going on with the previous ones");
+      auto previous = server::HttpServer::Start(http_, hub_);
+      if (previous) server_ = std::move(*previous);
+      return;
+    }
+    server_ = std::move(*restarted);
+    http_ = next;
+    Log("--web-config re-read: TLS settings applied");
+  }
+
   // Returns true when asked to stop.
   bool HandleSignal() {
+    WatchWebConfig();
     const int sig = TakeSignal();
     if (sig == SIGINT || sig == SIGTERM) return true;
     if (sig == SIGHUP) Reload();
@@ -308,6 +371,10 @@ class Daemon {
   const CLI::App& command_;
   std::chrono::milliseconds interval_{1000};
   std::shared_ptr<server::Hub> hub_ = std::make_shared<server::Hub>();
+  server::HttpOptions http_;
+  std::unique_ptr<server::HttpServer> server_;
+  std::optional<std::filesystem::file_time_type> web_config_time_;
+  std::chrono::steady_clock::time_point next_web_check_;
   std::unique_ptr<Pipeline> pipeline_;
   std::mutex mu_;
   std::shared_ptr<Sampler> sampler_;
@@ -327,6 +394,8 @@ Runner AddServeCommand(CLI::App& app, const CommonArgs& common) {
   s->add_option("--listen", args->listen,
                 "HOST:PORT to serve on (default 127.0.0.1:9835; only this machine)");
   s->add_option("--hostname", args->hostname, "The hostname label (default: this machine's name)");
+  s->add_option("--web-config", args->web_config,
+                "TLS and basic auth, Prometheus exporter-toolkit format; re-read when it changes");
   s->add_option("-i,--interval", args->interval, "Time between samples (default 1s)");
   AddPipelineOptions(*s, args->outputs);
   s->add_flag("--process-metrics", args->process_metrics,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <httplib.h>
+#include <openssl/ssl.h>
 
 #include <atomic>
 #include <charconv>
@@ -53,11 +54,51 @@ const char kNoDashboard[] =
 }  // namespace
 
 struct HttpServer::Impl {
-  httplib::Server server;
+  std::unique_ptr<httplib::Server> owned;
+  httplib::Server* server = nullptr;
   std::shared_ptr<Hub> hub;
   HttpOptions options;
   std::atomic<int> streams{0};
+  std::atomic<bool> stopping{false};
+  std::mutex users_mu;
+  std::map<std::string, std::string> users;
 };
+
+namespace {
+
+// TLS as the web config says: certificate chain, key, minimum version, and
+// client certificates verified against the CA when required.
+std::unique_ptr<httplib::Server> MakeTlsServer(const WebConfig& c, std::string& error) {
+  auto server = std::make_unique<httplib::SSLServer>([&c, &error](SSL_CTX& ctx) {
+    SSL_CTX_set_min_proto_version(&ctx, c.min_version);
+    SSL_CTX_set_options(&ctx,
+                        SSL_OP_NO_COMPRESSION | SSL_OP_NO_SESSION_RESUMPTION_ON_RENEGOTIATION);
+    if (SSL_CTX_use_certificate_chain_file(&ctx, c.cert_file.c_str()) != 1) {
+      error = fmt::format("cannot load cert_file {}", c.cert_file);
+      return false;
+    }
+    if (SSL_CTX_use_PrivateKey_file(&ctx, c.key_file.c_str(), SSL_FILETYPE_PEM) != 1 ||
+        SSL_CTX_check_private_key(&ctx) != 1) {
+      error =
+          fmt::format("cannot load key_file {} (or it does not match the certificate)", c.key_file);
+      return false;
+    }
+    if (!c.client_ca_file.empty()) {
+      if (SSL_CTX_load_verify_locations(&ctx, c.client_ca_file.c_str(), nullptr) != 1) {
+        error = fmt::format("cannot load client_ca_file {}", c.client_ca_file);
+        return false;
+      }
+      SSL_CTX_set_verify(&ctx,
+                         c.require_client_cert ? SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT
+                                               : SSL_VERIFY_PEER,
+                         nullptr);
+    }
+    return true;
+  });
+  return server;
+}
+
+}  // namespace
 
 Status ParseListen(std::string_view text, std::string& host, int& port) {
   const auto colon = text.rfind(':');
@@ -86,7 +127,19 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   Impl& impl = *s->impl_;
   impl.hub = std::move(hub);
   impl.options = options;
-  httplib::Server& srv = impl.server;
+  impl.users = options.web.users;
+  if (options.web.tls()) {
+    std::string error;
+    impl.owned = MakeTlsServer(options.web, error);
+    if (!impl.owned->is_valid()) {
+      return Status::InvalidArgument("--web-config: " +
+                                     (error.empty() ? "TLS setup failed" : error));
+    }
+  } else {
+    impl.owned = std::make_unique<httplib::Server>();
+  }
+  impl.server = impl.owned.get();
+  httplib::Server& srv = *impl.server;
   const int workers = options.workers;
   srv.new_task_queue = [workers] { return new httplib::ThreadPool(static_cast<size_t>(workers)); };
   srv.set_read_timeout(options.read_timeout);
@@ -103,6 +156,27 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   srv.set_default_headers({{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}});
 
   Impl* self = &impl;
+  // Basic auth (when the web config has users) on everything but the probes.
+  srv.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    if (req.path == "/healthz" || req.path == "/readyz")
+      return httplib::Server::HandlerResponse::Unhandled;
+    std::map<std::string, std::string> users;
+    {
+      std::lock_guard lock(self->users_mu);
+      if (self->users.empty()) return httplib::Server::HandlerResponse::Unhandled;
+      users = self->users;
+    }
+    std::string user, password;
+    if (ParseBasicAuth(req.get_header_value("Authorization"), user, password)) {
+      auto it = users.find(user);
+      if (it != users.end() && CheckPassword(password, it->second)) {
+        return httplib::Server::HandlerResponse::Unhandled;
+      }
+    }
+    res.set_header("WWW-Authenticate", "Basic realm=\"gpuwatch\", charset=\"UTF-8\"");
+    SendError(res, 401, "authentication required");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   srv.Get("/metrics", [self](const httplib::Request& req, httplib::Response& res) {
     self->hub->CountScrape();
     MetricsOptions mo = self->options.metrics;
@@ -218,14 +292,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
                 "retry: 2000\n\n" + SseMessage("snapshot", SnapshotDocument(p, self->options.api));
             return sink.write(first.data(), first.size());
           }
-          if (self->hub->stopped()) return false;
+          if (self->hub->stopped() || self->stopping) return false;
           if (!self->hub->Wait(
                   cursor->version, cursor->events,
                   std::chrono::duration_cast<std::chrono::milliseconds>(self->options.keepalive))) {
             static const std::string kKeepalive = ": keepalive\n\n";
             return sink.write(kKeepalive.data(), kKeepalive.size());
           }
-          if (self->hub->stopped()) return false;
+          if (self->hub->stopped() || self->stopping) return false;
           std::string out;
           for (const auto& e : self->hub->EventsAfter(cursor->events)) {
             out += SseMessage("event", EventDocument(e));
@@ -275,7 +349,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
                     options.host, options.port));
   }
   s->port_ = port;
-  s->thread_ = std::thread([self] { self->server.listen_after_bind(); });
+  s->thread_ = std::thread([self] { self->server->listen_after_bind(); });
   // Stop() only reaches a server that is listening: wait for it.
   for (int i = 0; i < 5000 && !srv.is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -287,9 +361,18 @@ HttpServer::~HttpServer() { Stop(); }
 
 void HttpServer::Stop() {
   if (!impl_) return;
-  impl_->hub->Stop();
-  impl_->server.stop();
-  if (thread_.joinable()) thread_.join();
+  impl_->stopping = true;
+  if (impl_->hub) impl_->hub->Wake();
+  if (!thread_.joinable()) return;  // never listened (Start failed)
+  impl_->server->stop();
+  thread_.join();
+}
+
+bool HttpServer::tls() const { return impl_ && impl_->options.web.tls(); }
+
+void HttpServer::SetUsers(std::map<std::string, std::string> users) {
+  std::lock_guard lock(impl_->users_mu);
+  impl_->users = std::move(users);
 }
 
 }  // namespace gpuwatch::server

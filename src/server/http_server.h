@@ -13,6 +13,7 @@
 
 #include "gpuwatch/status.h"
 #include "server/hub.h"
+#include "server/web_config.h"
 
 namespace gpuwatch::server {
 
@@ -37,6 +38,7 @@ struct HttpOptions {
   std::chrono::seconds read_timeout{5};
   std::chrono::seconds write_timeout{5};
   std::chrono::seconds keepalive{15};  // SSE comment interval
+  WebConfig web;                       // TLS and basic auth (--web-config)
 };
 
 class HttpServer {
@@ -47,6 +49,10 @@ class HttpServer {
   ~HttpServer();
   void Stop();
   int port() const { return port_; }
+  bool tls() const;
+  // New basic-auth users, in effect for the next request (a changed
+  // --web-config; TLS changes need a new server).
+  void SetUsers(std::map<std::string, std::string> users);
 
   struct Impl;
 

@@ -33,6 +33,14 @@ void Hub::Stop() {
   changed_.notify_all();
 }
 
+void Hub::Wake() {
+  {
+    std::lock_guard lock(mu_);
+    ++wakes_;
+  }
+  changed_.notify_all();
+}
+
 Published Hub::Latest() const {
   std::lock_guard lock(mu_);
   return latest_;
@@ -78,8 +86,9 @@ std::vector<Event> Hub::EventsSince(std::chrono::system_clock::time_point since,
 bool Hub::Wait(std::uint64_t version, std::uint64_t events,
                std::chrono::milliseconds timeout) const {
   std::unique_lock lock(mu_);
+  const std::uint64_t wakes = wakes_;
   return changed_.wait_for(lock, timeout, [&] {
-    return stopped_ || latest_.version > version || event_count_ > events;
+    return stopped_ || wakes_ != wakes || latest_.version > version || event_count_ > events;
   });
 }
 

@@ -25,6 +25,7 @@ class Hub {
   // Why the daemon cannot serve fresh data ("" when it can).
   void SetNotReady(std::string why);
   void Stop();  // wakes every waiting stream; they end
+  void Wake();  // wakes every waiting stream (a server stopping checks its own flag)
 
   Published Latest() const;
   std::string NotReady() const;
@@ -52,6 +53,7 @@ class Hub {
   Published latest_;
   std::string not_ready_ = "starting";
   bool stopped_ = false;
+  std::uint64_t wakes_ = 0;
   std::deque<Event> events_;
   std::uint64_t event_count_ = 0;  // sequence of the newest event
   ExporterStats stats_;
