@@ -1,11 +1,15 @@
 #!/usr/bin/env node
-// Builds the front-end assets of the HTML job report with the esbuild JS API.
+// Builds the front-end assets of the HTML job report and the live dashboard with the esbuild
+// JS API.
 //
 //   node web/build.mjs --outdir DIR [--sample OUT.html [--data REPORT.json]]
 //
-// DIR/report.js    src/report/report.js bundled with uPlot (IIFE, minified, es2019)
-// DIR/report.css   uPlot's CSS + src/report/report.css (minified)
-// DIR/report.html  the template the C++ side fills (see README.md, "Template contract")
+// DIR/report.js       src/report/report.js bundled with uPlot (IIFE, minified, es2019)
+// DIR/report.css      uPlot's CSS + src/report/report.css (minified)
+// DIR/report.html     the template the C++ side fills (see README.md, "Template contract")
+// DIR/dashboard.js    src/dashboard/dashboard.js bundled with uPlot (IIFE, minified, es2019)
+// DIR/dashboard.css   uPlot's CSS + src/dashboard/dashboard.css (minified)
+// DIR/dashboard.html  the page `gpuwatch serve` answers at "/" (see README.md, "Dashboard")
 // --sample         also assembles a complete report from --data (default
 //                  fixtures/report-sample.json) exactly as the C++ side does.
 // Same input, same bytes: no timestamps, no absolute paths, no source maps.
@@ -38,13 +42,14 @@ function parseArgs(argv) {
   return args;
 }
 
-// Bundles report.js; its CSS imports (uPlot's, then report.css) come out as report.css.
-async function bundle() {
+// Bundles src/NAME/NAME.js; its CSS imports (uPlot's, then NAME.css) come out as NAME.css.
+// Returns { 'NAME.js': text, 'NAME.css': text }.
+async function bundle(name) {
   const uplotVersion = JSON.parse(readFileSync(join(kWebDir, 'node_modules/uplot/package.json'), 'utf8')).version;
-  const notice = `/*! gpuwatch report. Includes uPlot ${uplotVersion}, Copyright (c) Leon Sorokin, MIT License. */`;
+  const notice = `/*! gpuwatch ${name}. Includes uPlot ${uplotVersion}, Copyright (c) Leon Sorokin, MIT License. */`;
   const result = await esbuild.build({
     absWorkingDir: kWebDir,
-    entryPoints: ['src/report/report.js'],
+    entryPoints: [`src/${name}/${name}.js`],
     entryNames: '[name]',
     outdir: 'out',
     bundle: true,
@@ -60,12 +65,16 @@ async function bundle() {
     logLevel: 'warning',
   });
   const files = {};
-  for (const file of result.outputFiles) {
-    const name = file.path.slice(file.path.lastIndexOf('/') + 1);
-    files[name] = file.text;
-  }
-  if (!files['report.js'] || !files['report.css']) throw new Error(`unexpected esbuild outputs: ${Object.keys(files)}`);
+  for (const file of result.outputFiles) files[file.path.slice(file.path.lastIndexOf('/') + 1)] = file.text;
+  if (!files[`${name}.js`] || !files[`${name}.css`]) throw new Error(`unexpected esbuild outputs: ${Object.keys(files)}`);
   return files;
+}
+
+// The dashboard page loads its two assets from beside itself (relative URLs, so it also works
+// behind a path prefix); it must name each exactly once and nothing else (data: URLs aside).
+function checkDashboardPage(html) {
+  const refs = [...html.matchAll(/(?:src|href)="([^"]*)"/g)].map((m) => m[1]).filter((u) => !u.startsWith('data:')).sort();
+  if (refs.join(' ') !== 'dashboard.css dashboard.js') throw new Error(`dashboard.html must load exactly dashboard.css and dashboard.js, found: ${refs.join(' ')}`);
 }
 
 // The assets are pasted inside <script> and <style>; these sequences would end or confuse them.
@@ -114,19 +123,21 @@ export function assembleReport(template, { title, css, data, js }) {
 
 async function main() {
   const args = parseArgs(process.argv.slice(2));
-  const files = await bundle();
+  const files = await bundle('report');
   const template = readFileSync(join(kWebDir, 'src/report/report.html'), 'utf8');
   checkInlineSafe('report.js', files['report.js']);
   checkInlineSafe('report.css', files['report.css']);
   assembleReport(template, { title: '', css: '', data: '', js: '' }); // validates the template
+  files['report.html'] = template;
+
+  Object.assign(files, await bundle('dashboard'));
+  files['dashboard.html'] = readFileSync(join(kWebDir, 'src/dashboard/dashboard.html'), 'utf8');
+  checkDashboardPage(files['dashboard.html']);
 
   mkdirSync(args.outdir, { recursive: true });
-  writeFileSync(join(args.outdir, 'report.js'), files['report.js']);
-  writeFileSync(join(args.outdir, 'report.css'), files['report.css']);
-  writeFileSync(join(args.outdir, 'report.html'), template);
-  for (const name of ['report.js', 'report.css', 'report.html']) {
-    const size = Buffer.byteLength(name === 'report.html' ? template : files[name]);
-    console.log(`${join(args.outdir, name)}  ${(size / 1024).toFixed(1)} KiB`);
+  for (const name of ['report.js', 'report.css', 'report.html', 'dashboard.js', 'dashboard.css', 'dashboard.html']) {
+    writeFileSync(join(args.outdir, name), files[name]);
+    console.log(`${join(args.outdir, name)}  ${(Buffer.byteLength(files[name]) / 1024).toFixed(1)} KiB`);
   }
 
   if (args.sample) {

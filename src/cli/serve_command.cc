@@ -103,7 +103,8 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
   return Status::Ok();
 }
 
-nlohmann::json SeriesDocument(const store::Series& series, int device) {
+nlohmann::json SeriesDocument(const store::Series& series, int device,
+                              std::chrono::milliseconds step) {
   using nlohmann::json;
   json t = json::array();
   std::vector<json> avg(series.fields.size(), json::array()), min = avg, max = avg;
@@ -124,6 +125,11 @@ nlohmann::json SeriesDocument(const store::Series& series, int device) {
   return json{{"schema", server::kApiSchema},
               {"device", device},
               {"tier", store::TierName(series.tier)},
+              {"step_seconds", series.tier == store::Tier::kRaw && step.count() == 0
+                                   ? 0.0
+                                   : std::max({static_cast<double>(step.count()) / 1000.0,
+                                               series.tier == store::Tier::kMinute ? 60.0 : 0.0,
+                                               series.tier == store::Tier::kHour ? 3600.0 : 0.0})},
               {"t", std::move(t)},
               {"fields", std::move(fields)}};
 }
@@ -363,7 +369,7 @@ class Daemon {
       return Status::NotFound(fmt::format("no GPU {} in the history", q.device));
     auto series = reader_->DeviceSamples(found->id, q.fields, q.from, q.to, q.step);
     if (!series) return series.error();
-    return SeriesDocument(*series, q.device);
+    return SeriesDocument(*series, q.device, q.step);
   }
 
   const CommonArgs& common_;

@@ -55,7 +55,14 @@ json SnapshotDocument(const Published& p, const ApiContext& c) {
                                       : r.is_number() ? json(r.number())
                                                       : json(nullptr);
   }
-  for (auto& d : j["devices"]) d["framework"] = json::array();
+  for (auto& d : j["devices"]) {
+    d["framework"] = json::array();
+    // Identity at the device level too, for readers that want no field lookup.
+    for (const char* key : {"name", "uuid"}) {
+      const auto& v = d["fields"].contains(key) ? d["fields"][key] : json();
+      d[key] = v.is_string() ? v : json("");
+    }
+  }
   json alerts = json::array();
   for (const auto& a : p.alerts) {
     alerts.push_back({{"rule", a.rule},

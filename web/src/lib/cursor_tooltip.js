@@ -8,7 +8,8 @@ import { formatClock, formatOffset, formatValue } from './format.js';
 const kMaxRows = 12;
 
 // options:
-//   tip: FloatingTip; unit: display unit of the values; start: run start (unix seconds)
+//   tip: FloatingTip; unit: display unit of the values; start: run start (unix seconds), or
+//        null to show the clock time without an offset
 //   meta[i]: { color, dash ('solid'|'dashed'|'dotted'), reference } for uPlot series i (i >= 1);
 //            reference lines are not listed
 //   extra(u, left): optional, more nodes for the tooltip
@@ -38,7 +39,7 @@ export function cursorTooltipPlugin({ tip, unit, start, meta, extra }) {
     }
     const focused = focusedSeries(u);
     const nodes = [
-      el('div', { class: 'gw-tip-time' }, formatClock(t), el('span', { class: 'gw-muted' }, ` ${formatOffset(t - start)}`)),
+      el('div', { class: 'gw-tip-time' }, formatClock(t), start == null ? null : el('span', { class: 'gw-muted' }, ` ${formatOffset(t - start)}`)),
     ];
     if (rows.length === 0) nodes.push(el('div', { class: 'gw-muted' }, 'no reading at this time'));
     const table = el('table', { class: 'gw-tip-rows' });

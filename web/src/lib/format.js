@@ -97,3 +97,28 @@ export function ellipsize(text, max) {
   if (text == null) return '';
   return text.length <= max ? text : `${text.slice(0, max - 1)}\u2026`;
 }
+
+// A ratio 0..1 as a percentage: 0.953 -> "95 %", 0.004 -> "0.4 %".
+export function formatPercent(ratio) {
+  if (ratio == null || !isFinite(ratio)) return kNone;
+  return formatValue('%', ratio * 100);
+}
+
+// A growth rate in bytes per second, per minute where that reads better: "+400 MiB/min".
+export function formatByteRate(bytesPerSecond) {
+  if (bytesPerSecond == null || !isFinite(bytesPerSecond)) return kNone;
+  const sign = bytesPerSecond < 0 ? '\u2212' : '+';
+  const perMinute = Math.abs(bytesPerSecond) * 60;
+  const text = perMinute < 10 * kGiB ? `${formatBytes(perMinute)}/min` : `${formatBytes(Math.abs(bytesPerSecond))}/s`;
+  return sign + text.replace(/\.00 /, ' ');
+}
+
+// How long ago, for times in the last days: "12 s ago", "3 min ago", "2 h ago".
+export function formatAgo(seconds) {
+  if (seconds == null || !isFinite(seconds)) return kNone;
+  if (seconds < 1) return 'now';
+  if (seconds < 60) return `${Math.floor(seconds)} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86400)} d ago`;
+}

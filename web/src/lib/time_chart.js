@@ -51,8 +51,11 @@ function timeTicks(u, splits, axisIdx, space, incr) {
 }
 
 // options: { spec, t, width, height, theme, group (ChartGroup), tips: { cursor, annotation },
-//            annotations, start, onSelectAnnotation(a) }
-export function timeChartOptions({ spec, width, height, theme, group, tips, annotations, start, onSelectAnnotation }) {
+//            annotations, start, onSelectAnnotation(a),
+//            xRange(u, min, max) (optional: the x range to show, e.g. a live window),
+//            zoom (default true: dragging across the plot zooms) }
+// start: offsets in the tooltip are from it; null shows the clock time only.
+export function timeChartOptions({ spec, width, height, theme, group, tips, annotations = [], start, onSelectAnnotation, xRange, zoom = true }) {
   const meta = [null, ...spec.series.map((s) => ({ color: s.color, dash: dashStyle(s.dash), reference: !!s.reference }))];
   const many = spec.series.length > 24;
   const axis = {
@@ -67,7 +70,7 @@ export function timeChartOptions({ spec, width, height, theme, group, tips, anno
     padding: [kRailHeight + 4, 12, 0, 0],
     cursor: {
       sync: { key: group.key, setSeries: false },
-      drag: { x: true, y: false, setScale: true },
+      drag: { x: zoom, y: false, setScale: zoom },
       points: { show: !many, size: 6 },
       // Highlighting the nearest series redraws every series; too slow with many of them.
       focus: { prox: many ? -1 : 12 },
@@ -79,7 +82,7 @@ export function timeChartOptions({ spec, width, height, theme, group, tips, anno
       live: false,
       markers: { dash: (u, i) => dashStyle(u.series[i].dash) },
     },
-    scales: { x: { time: true }, y: { range: yRangeFn(spec.yRange) } },
+    scales: { x: xRange ? { time: true, range: xRange } : { time: true }, y: { range: yRangeFn(spec.yRange) } },
     axes: [
       { ...axis, space: 64, values: timeTicks },
       {
