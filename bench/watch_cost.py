@@ -2,10 +2,12 @@
 makes the same NVML calls for every GPU at the same rate (bench/nvml_c_loop.c),
 both run at the same time over the same period.
 
-    python3 bench/watch_cost.py BUILD_DIR [SECONDS] [--real]
+    python3 bench/watch_cost.py BUILD_DIR [SECONDS] [--real] [--serve]
 
 Default: the 8-GPU demo fleet through the fake NVML (scenarios/demo.yaml).
---real: the real driver (on a machine with GPUs). Prints, per program, the CPU
+--real: the real driver (on a machine with GPUs). --serve: measure the daemon
+(`gpuwatch serve -i 1s` on a loopback port, /metrics scraped every 15 s as
+Prometheus would) instead of `watch`. Prints, per program, the CPU
 use in % of one core (utime+stime from /proc/PID/stat over wall time) and the
 peak RSS (VmHWM), then the ratios gpuwatch / C loop."""
 import os
@@ -24,14 +26,37 @@ if not real:
     env["GPUWATCH_NVML_LIBRARY"] = os.path.join(build, "lib", "libnvidia-ml-fake.so")
 ticks = os.sysconf("SC_CLK_TCK")
 demo = [] if real else ["--demo"]
+serve = "--serve" in sys.argv
+serve_port = 19890
+gpuwatch_cmd = ([os.path.join(build, "gpuwatch"), *demo, "serve",
+                 "-i", "1s", "--listen", f"127.0.0.1:{serve_port}"] if serve else
+                [os.path.join(build, "gpuwatch"), *demo, "watch", "-i", "1s", "--duration", f"{seconds}s",
+                 "--quiet"])
 programs = {
-    "gpuwatch watch -i 1s": [os.path.join(build, "gpuwatch"), *demo, "watch", "-i", "1s",
-                             "--duration", f"{seconds}s", "--quiet"],
+    "gpuwatch serve -i 1s" if serve else "gpuwatch watch -i 1s": gpuwatch_cmd,
     "C loop, same calls, 1 Hz": [os.path.join(build, "bench", "nvml_c_loop"), str(seconds), "ok",
                                  "1000"],
 }
 started = time.time()
-procs = {name: subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL) for name, cmd in programs.items()}
+procs = {name: subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+         for name, cmd in programs.items()}
+scrapes = []
+
+
+def scraper():
+    import urllib.request
+    while all(p.poll() is None for p in procs.values()):
+        time.sleep(15)
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{serve_port}/metrics", timeout=5) as r:
+                scrapes.append(len(r.read()))
+        except OSError:
+            pass
+
+
+if serve:
+    import threading
+    threading.Thread(target=scraper, daemon=True).start()
 last = {name: (0, 0) for name in programs}
 
 
@@ -58,10 +83,14 @@ while len(ended) < len(procs):
             last[name] = (cpu, max(hwm, last[name][1]))
         except (FileNotFoundError, ProcessLookupError, IndexError):
             pass
+        if serve and p.poll() is None and time.time() - started >= seconds:
+            p.terminate()  # the daemon runs until told; its stats were read just above
         if p.poll() is not None:
             ended[name] = time.time() - started
     time.sleep(0.25)
 
+if serve:
+    print(f"scrapes of /metrics: {len(scrapes)} (bytes each: {scrapes[-1] if scrapes else 0})")
 results = {}
 for name, p in procs.items():
     cpu, hwm = last[name]
