@@ -1,0 +1,177 @@
+// `gpuwatch serve` as a process: it serves before the driver answers (and
+// says why), reloads rules on SIGHUP (keeping the running ones when the new
+// file is bad), stops cleanly on SIGTERM, and refuses bad options before
+// listening. The port is picked by the kernel (--listen 127.0.0.1:0) and read
+// from the daemon's log.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+namespace {
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Serve : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gw-serve-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    fs::remove_all(dir_);
+  }
+  // Starts the daemon; `env` entries are set in the child only.
+  void Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
+    pid_ = fork();
+    ASSERT_GE(pid_, 0);
+    if (pid_ == 0) {
+      const int log = open((dir_ / "log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      dup2(log, STDERR_FILENO);
+      dup2(log, STDOUT_FILENO);
+      if (chdir(GPUWATCH_SOURCE_DIR) != 0) _exit(126);
+      unsetenv("GPUWATCH_FAKE_TIME");
+      for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+      std::vector<std::string> all = {std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch"};
+      all.insert(all.end(), args.begin(), args.end());
+      std::vector<char*> argv;
+      for (auto& a : all) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+  }
+  // Waits until the log says where it listens; returns the port (0 if never).
+  int Port() {
+    const std::regex listening("listening on https?://127\\.0\\.0\\.1:(\\d+)/");
+    for (int i = 0; i < 300; ++i) {
+      std::smatch m;
+      const std::string log = Slurp(dir_ / "log");
+      if (std::regex_search(log, m, listening)) return std::stoi(m[1]);
+      std::this_thread::sleep_for(50ms);
+    }
+    return 0;
+  }
+  bool WaitForLog(const std::string& text) {
+    for (int i = 0; i < 300; ++i) {
+      if (Slurp(dir_ / "log").find(text) != std::string::npos) return true;
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+  // Waits for the daemon to exit; its exit status, or -1.
+  int Exit() {
+    for (int i = 0; i < 200; ++i) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return -1;
+  }
+  fs::path dir_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(Serve, WithoutADriverItServesAndSaysWhy) {
+  Start({"serve", "--listen", "127.0.0.1:0"},
+        {"GPUWATCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1"});
+  const int port = Port();
+  ASSERT_GT(port, 0) << Slurp(dir_ / "log");
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  EXPECT_EQ(c.Get("/healthz")->status, 200);
+  ASSERT_TRUE(WaitForLog("cannot read the GPUs yet (retrying)")) << Slurp(dir_ / "log");
+  auto ready = c.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 503);
+  EXPECT_NE(ready->body.find("/nonexistent/libnvidia-ml.so.1"), std::string::npos) << ready->body;
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_EQ(metrics->status, 200);
+  EXPECT_NE(metrics->body.find("gpuwatch_exporter_scrapes_total"), std::string::npos);
+  EXPECT_EQ(metrics->body.find("gpuwatch_memory_used_bytes"), std::string::npos);
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
+}
+
+TEST_F(Serve, SighupReloadsRulesAndKeepsThemWhenTheNewFileIsBad) {
+  const fs::path rules = dir_ / "rules.yaml";
+  std::ofstream(rules) << "rules:\n  - name: hot\n    condition: temperature_gpu_celsius > 10\n"
+                          "    severity: warning\n    message: \"GPU {gpu} hot\"\n";
+  Start({"serve", "--scenario", "scenarios/test/fixed.yaml", "--listen", "127.0.0.1:0", "-i",
+         "200ms", "--rules", rules.string()});
+  const int port = Port();
+  ASSERT_GT(port, 0) << Slurp(dir_ / "log");
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  bool ready = false;
+  for (int i = 0; i < 100 && !ready; ++i) {
+    auto r = c.Get("/readyz");
+    ready = r && r->status == 200;
+    if (!ready) std::this_thread::sleep_for(50ms);
+  }
+  ASSERT_TRUE(ready) << Slurp(dir_ / "log");
+  ASSERT_TRUE(WaitForLog("GPU 0 hot")) << Slurp(dir_ / "log");
+
+  std::ofstream(rules) << "rules:\n  - name: [broken\n";
+  kill(pid_, SIGHUP);
+  EXPECT_TRUE(WaitForLog("SIGHUP: keeping the running configuration")) << Slurp(dir_ / "log");
+  EXPECT_NE(Slurp(dir_ / "log").find("rules.yaml:"), std::string::npos)
+      << "the error names the file";
+  EXPECT_EQ(c.Get("/healthz")->status, 200) << "still serving";
+
+  std::ofstream(rules) << "rules: []\n";
+  kill(pid_, SIGHUP);
+  EXPECT_TRUE(WaitForLog("SIGHUP: configuration and rules reloaded")) << Slurp(dir_ / "log");
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(Exit(), 0);
+  EXPECT_NE(Slurp(dir_ / "log").find("gpuwatch serve: stopping"), std::string::npos);
+}
+
+TEST_F(Serve, BadOptionsFailBeforeListening) {
+  std::ofstream(dir_ / "serve.yaml") << "listen: 127.0.0.1:0\nintervall: 1s\n";
+  const std::pair<std::vector<std::string>, std::string> cases[] = {
+      {{"serve", "--config", (dir_ / "serve.yaml").string()},
+       "serve.yaml:2:1: unknown option \"intervall\""},
+      {{"serve", "--listen", "nowhere"}, "--listen \"nowhere\": expected HOST:PORT"},
+      {{"serve", "--listen", "127.0.0.1:0", "-i", "10ms"},
+       "the daemon's shortest interval is 100ms"},
+      {{"serve", "--listen", "127.0.0.1:0", "--web-config", "/nonexistent.yml"},
+       "cannot read /nonexistent.yml"},
+  };
+  for (const auto& [args, why] : cases) {
+    Start(args);
+    EXPECT_EQ(Exit(), 2) << why;
+    const std::string log = Slurp(dir_ / "log");
+    EXPECT_NE(log.find(why), std::string::npos) << log;
+    EXPECT_EQ(log.find("listening"), std::string::npos) << log;
+  }
+}
+
+}  // namespace
