@@ -118,9 +118,18 @@ async function interact(page, data, r) {
   r.check(kValuePattern.test(tipText), `hovering chart ${first.id} shows a value in the tooltip`, JSON.stringify(tipText.split('\n').slice(0, 3).join(' | ').slice(0, 100)));
 
   // Hovering an annotation marker shows the annotation's text.
+  // A marker can be outside the plot (a mark sent before the first sample): take the first one
+  // laid out; there must be one when an annotation falls inside the sampled time range.
   const markers = page.locator(`#gw-chart-${first.id} .gw-ann`);
-  if ((await markers.count()) > 0) {
-    const m = await markers.first().boundingBox();
+  let m = null;
+  for (let i = 0; i < (await markers.count()) && !m; i++) {
+    const box = await markers.nth(i).boundingBox();
+    if (box && box.width > 0 && box.height > 0) m = box;
+  }
+  const times = data.t || [];
+  const inside = (data.annotations || []).some((a) => times.length && a.t >= times[0] && a.t <= times[times.length - 1]);
+  if (inside) r.check(m !== null, `an annotation marker on ${first.id} is laid out where it can be hovered`, m ? '' : 'none has a box');
+  if (m) {
     await page.mouse.move(m.x + m.width / 2, m.y + m.height / 2, { steps: 3 });
     let text = '';
     try {
