@@ -1,6 +1,7 @@
 #include "device_parser.h"
 
 #include <cstdio>
+#include <limits>
 #include <string>
 
 #include "backends/nvml/nvml_api.h"
@@ -13,7 +14,9 @@ namespace {
 unsigned ReadUnsigned(MapReader& r, const std::string& key, unsigned fallback) {
   auto v = r.Number(key);
   if (!v) return fallback;
-  if (*v < 0 || *v != static_cast<double>(static_cast<unsigned>(*v))) {
+  // Range first: casting a double beyond unsigned's range is undefined.
+  if (!(*v >= 0 && *v <= static_cast<double>(std::numeric_limits<unsigned>::max())) ||
+      *v != static_cast<double>(static_cast<unsigned>(*v))) {
     throw ScenarioError(r.Get(key).Mark(),
                         "'" + key + "' of " + r.where() + " must be a non-negative integer");
   }

@@ -123,7 +123,14 @@ Scenario ParseRoot(const YAML::Node& root, const std::string& name) {
   MapReader r(root, "the top level");
   if (auto v = r.String("driver_version")) s.driver_version = *v;
   if (auto v = r.String("nvml_version")) s.nvml_version = *v;
-  if (auto v = r.Number("cuda_driver_version")) s.cuda_driver_version = static_cast<int>(*v);
+  if (auto v = r.Number("cuda_driver_version")) {
+    // Range first: casting a double beyond int's range is undefined.
+    if (!(*v >= 0 && *v <= 1e9)) {
+      throw ScenarioError(r.Get("cuda_driver_version").Mark(),
+                          "'cuda_driver_version' must be between 0 and 1000000000");
+    }
+    s.cuda_driver_version = static_cast<int>(*v);
+  }
   if (YAML::Node e = r.Get("init_error"); e.IsDefined()) s.init_error = ErrorCode(e, "init_error");
   if (YAML::Node c = r.Get("clock"); c.IsDefined()) {
     const std::string mode = ScalarText(c, "clock", "init or wall");
