@@ -33,12 +33,14 @@ int ColdProbes(const char* path) {
   (*lib2)->api().nvmlDeviceGetHandleByIndex_v2(0, &dev);
   std::vector<std::pair<double, std::string_view>> cold;
   DeviceFields scratch;
+  nvml::DeviceStreams streams;
   for (const auto& probe : nvml::DeviceProbes()) {
-    nvml::ProbeContext ctx{**lib2, dev, scratch};
+    nvml::ProbeContext ctx{**lib2, dev, scratch, streams};
     const auto p0 = Clock::now();
     probe.read(ctx);
     cold.emplace_back(Ms(p0, Clock::now()), probe.call);
   }
+  nvml::CloseStreams(**lib2, streams);
   std::sort(cold.rbegin(), cold.rend());
   std::printf("cold probes:");
   for (std::size_t i = 0; i < 6 && i < cold.size(); ++i) {

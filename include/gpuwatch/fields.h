@@ -84,6 +84,10 @@ enum class FieldId : std::uint16_t {
   kFanSpeedRatio,
   kPcieTxBytesPerSecond,
   kPcieRxBytesPerSecond,
+  kPowerDrawPeakWatts,
+  kUtilizationGpuMeanRatio,
+  kXidErrorsTotal,
+  kXidLast,
   // process
   kProcessUsedMemoryBytes,
   kProcessSmUtilizationRatio,
@@ -119,6 +123,7 @@ enum class Cadence : std::uint8_t {
   kSlow,      // every 10 s: limits, link state, error counters
   kInterval,  // every sample
   kCostly,    // at most every 5 s: energy (~4 ms on an H200), PCIe throughput (~20 ms)
+  kEvents,    // every sample, from events only a running sampler sees (XID); one-shot reads skip it
 };
 
 // How a value is written where words or a base matter (nvidia-smi, status).

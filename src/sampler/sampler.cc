@@ -76,7 +76,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
     w.devices.resize(static_cast<std::size_t>(n));
     w.needs_static.assign(static_cast<std::size_t>(n), true);
   }
-  FieldMask due = FieldsWithCadence({Cadence::kInterval});
+  FieldMask due = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
   if (w.first || t0 - w.last_slow >= st.options.slow_period) {
     due |= FieldsWithCadence({Cadence::kSlow});
     w.last_slow = t0;

@@ -28,6 +28,13 @@ inline void UseScenario(const std::string& name, double t) {
   setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1);
 }
 
+// Every field of device `i`, with its processes when asked.
+inline DeviceSample Read(Backend& b, int i, bool processes = true) {
+  DeviceSample d;
+  b.ReadDevice(i, AllFields(), processes, d);
+  return d;
+}
+
 inline void AtTime(double t) { setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1); }
 
 inline std::unique_ptr<nvml::NvmlBackend> OpenFake(

@@ -8,14 +8,9 @@ namespace gpuwatch {
 namespace {
 
 using testing::OpenFake;
+using testing::Read;
 constexpr double kMiB = 1024.0 * 1024.0;
 constexpr double kGiB = 1024.0 * kMiB;
-
-DeviceSample Read(Backend& b, int i, bool processes = true) {
-  DeviceSample d;
-  b.ReadDevice(i, AllFields(), processes, d);
-  return d;
-}
 
 TEST(NvmlBackend, ReadsANormalFleet) {
   auto b = OpenFake("fixed.yaml", 100);

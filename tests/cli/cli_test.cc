@@ -12,40 +12,15 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 namespace fs = std::filesystem;
-
-struct CmdResult {
-  int code = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100.
-CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
-  static int n = 0;
-  const fs::path dir = fs::temp_directory_path() /
-                       ("gw-cli-" + std::to_string(getpid()) + "-" + std::to_string(n++));
-  fs::create_directories(dir);
-  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
-                          " && env GPUWATCH_FAKE_TIME=100 " + env + " " + GPUWATCH_BINARY_DIR +
-                          "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string();
-  const int status = std::system(cmd.c_str());
-  CmdResult r;
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  r.out = Slurp(dir / "out");
-  r.err = Slurp(dir / "err");
-  fs::remove_all(dir);
-  return r;
-}
+using gpuwatch::testing::CmdResult;
+using gpuwatch::testing::Gpuwatch;
+using gpuwatch::testing::kFixed;
+using gpuwatch::testing::Lines;
+using gpuwatch::testing::Slurp;
 
 // Lines that name this machine or this moment are replaced before comparing.
 std::string Normalize(std::string text) {
@@ -69,8 +44,6 @@ void ExpectGolden(const std::string& name, const std::string& actual) {
                                 << "; run with GPUWATCH_UPDATE_GOLDEN=1";
   EXPECT_EQ(Slurp(path), actual) << "golden " << name << " differs";
 }
-
-const std::string kFixed = "--scenario scenarios/test/fixed.yaml --color=never";
 
 TEST(Cli, StatusGoldenOnFixedScenario) {
   const CmdResult r = Gpuwatch(kFixed);
@@ -225,108 +198,6 @@ TEST(Cli, BadOptionValueIsAUsageError) {
   EXPECT_NE(r.err.find("--color"), std::string::npos) << r.err;
 }
 
-std::vector<std::string> Lines(const std::string& text) {
-  std::vector<std::string> out;
-  std::stringstream in(text);
-  for (std::string line; std::getline(in, line);) out.push_back(line);
-  return out;
-}
-
-TEST(CliWatch, WritesCsvAndJsonLinesForADuration) {
-  const fs::path dir = fs::temp_directory_path() / ("gw-watch-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  const CmdResult r = Gpuwatch("watch " + kFixed + " -i 50ms --duration 400ms --quiet --csv " +
-                               (dir / "a.csv").string() + " --jsonl " + (dir / "a.jsonl").string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_EQ(r.out.rfind("DEMO", 0), 0u);
-  EXPECT_EQ(r.out.find("GPU-0: Mem="), std::string::npos) << "--quiet";
-  const auto csv = Lines(Slurp(dir / "a.csv"));
-  ASSERT_GE(csv.size(), 5u) << "header + 2 GPUs x at least 2 samples";
-  EXPECT_EQ(csv[0].rfind("time,sequence,gpu,uuid,", 0), 0u);
-  EXPECT_NE(csv[1].find(",0,GPU-ba5eb01e-1a44-0730-738a-4f10e71191a1,"), std::string::npos)
-      << csv[1];
-  const auto jsonl = Lines(Slurp(dir / "a.jsonl"));
-  ASSERT_GE(jsonl.size(), 3u);
-  EXPECT_EQ(nlohmann::json::parse(jsonl[0])["type"], "header");
-  EXPECT_EQ(nlohmann::json::parse(jsonl[1])["type"], "sample");
-  EXPECT_EQ(nlohmann::json::parse(jsonl[1])["devices"][0]["fields"]["memory_used_bytes"],
-            64961380352);
-  fs::remove_all(dir);
-}
-
-TEST(CliWatch, CtrlCFlushesEveryOutput) {
-  const fs::path csv =
-      fs::temp_directory_path() / ("gw-watch-int-" + std::to_string(getpid()) + ".csv");
-  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
-                          " && GPUWATCH_FAKE_TIME=100 timeout --preserve-status -s INT 0.6 " +
-                          GPUWATCH_BINARY_DIR + "/gpuwatch watch " + kFixed +
-                          " -i 20ms --quiet --csv " + csv.string() + " >/dev/null";
-  const int status = std::system(cmd.c_str());
-  EXPECT_EQ(WEXITSTATUS(status), 0);
-  const auto rows = Lines(Slurp(csv));
-  ASSERT_GE(rows.size(), 3u);
-  EXPECT_EQ(rows.size() % 2, 1u) << "header plus whole samples (2 GPUs each)";
-  for (const auto& row : rows)
-    EXPECT_EQ(std::count(row.begin(), row.end(), ','),
-              std::count(rows[0].begin(), rows[0].end(), ','));
-  fs::remove(csv);
-}
-
-TEST(CliWatch, PrintsLogLinesAndDeviceEvents) {
-  const CmdResult r =
-      Gpuwatch("watch --scenario scenarios/test/lost.yaml --color=never -i 50ms --duration 180ms",
-               "GPUWATCH_FAKE_TIME=15");
-  ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("GPU-0: Mem="), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GPU-1: LOST"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("device_lost sampler GPU-1: GPU 1 lost"), std::string::npos) << r.out;
-}
-
-TEST(CliWatch, RulesFireOnceAndGoToEveryOutput) {
-  const fs::path dir = fs::temp_directory_path() / ("gw-rules-" + std::to_string(getpid()));
-  fs::create_directories(dir);
-  std::ofstream(dir / "rules.yaml")
-      << "rules:\n  - name: warm\n    condition: temperature_gpu_celsius > 60C\n"
-         "    severity: warning\n    message: \"GPU {gpu} at {value}\"\n";
-  const CmdResult r =
-      Gpuwatch("watch " + kFixed + " -i 50ms --duration 300ms --rules " +
-               (dir / "rules.yaml").string() + " --jsonl " + (dir / "e.jsonl").string());
-  ASSERT_EQ(r.code, 0) << r.err;
-  const auto first = r.out.find("ALERT warning warm: GPU 0 at 61");
-  ASSERT_NE(first, std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("ALERT warning warm", first + 1), std::string::npos)
-      << "fires once, not every sample";
-  EXPECT_EQ(r.out.find("GPU 1 at"), std::string::npos) << "the L40S is at 52 C";
-  EXPECT_NE(Slurp(dir / "e.jsonl").find("\"kind\":\"alert_firing\",\"message\":\"GPU 0 at 61"),
-            std::string::npos);
-  const CmdResult bad = Gpuwatch("watch " + kFixed + " --rules " + (dir / "missing.yaml").string());
-  EXPECT_EQ(bad.code, 2);
-  fs::remove_all(dir);
-}
-
-TEST(CliWatch, KillNineWhileRecordingLeavesAnIntactDatabase) {
-  const fs::path db = fs::temp_directory_path() / ("gw-kill9-" + std::to_string(getpid()) + ".db");
-  fs::remove(db);
-  const std::string cmd =
-      "cd " + std::string(GPUWATCH_SOURCE_DIR) + " && (GPUWATCH_FAKE_TIME=100 " +
-      GPUWATCH_BINARY_DIR + "/gpuwatch watch " + kFixed + " -i 50ms --quiet --db " + db.string() +
-      " >/dev/null 2>&1 & pid=$!; sleep 2.5; kill -9 $pid; wait $pid) >/dev/null 2>&1";
-  ASSERT_NE(std::system(cmd.c_str()), -1);
-  const fs::path out = db.string() + ".txt";
-  const std::string check = "sqlite3 " + db.string() +
-                            " 'PRAGMA integrity_check; SELECT count(*) FROM device_raw;' > " +
-                            out.string() + " 2>&1";
-  ASSERT_EQ(std::system(check.c_str()), 0);
-  const auto lines = Lines(Slurp(out));
-  ASSERT_EQ(lines.size(), 2u) << Slurp(out);
-  EXPECT_EQ(lines[0], "ok");
-  EXPECT_GE(std::stoi(lines[1]), 10) << "samples up to the last committed batch are kept";
-  fs::remove(db);
-  fs::remove(out);
-  fs::remove(db.string() + "-wal");
-  fs::remove(db.string() + "-shm");
-}
-
 TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
   const fs::path rec =
       fs::temp_directory_path() / ("gw-replay-" + std::to_string(getpid()) + ".jsonl");
@@ -396,19 +267,6 @@ TEST(CliReport, FromARecordingAndBadInput) {
   EXPECT_NE(bad.err.find("bad.jsonl:1: schema \"gpuwatch.jsonl/9\""), std::string::npos) << bad.err;
   EXPECT_FALSE(fs::exists(dir / "x.html")) << "no report from bad input";
   fs::remove_all(dir);
-}
-
-TEST(CliWatch, BadOptionsFailBeforeSampling) {
-  const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
-  EXPECT_EQ(interval.code, 2);
-  EXPECT_NE(interval.err.find("--interval: \"5parsecs\" is not a duration"), std::string::npos)
-      << interval.err;
-  const CmdResult tiny = Gpuwatch("watch " + kFixed + " -i 1ms");
-  EXPECT_EQ(tiny.code, 2);
-  const CmdResult path = Gpuwatch("watch " + kFixed + " --csv /nonexistent-dir/x.csv");
-  EXPECT_EQ(path.code, 2);
-  EXPECT_NE(path.err.find("cannot write /nonexistent-dir/x.csv"), std::string::npos) << path.err;
-  EXPECT_EQ(path.out, "") << "nothing sampled";
 }
 
 }  // namespace

@@ -13,15 +13,11 @@
 #include <sstream>
 #include <string>
 
+#include "cli_util.h"
+
 namespace {
 namespace fs = std::filesystem;
-
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using gpuwatch::testing::Slurp;
 
 // A private directory with a scenario whose one GPU process is the job.
 class RunFixture : public ::testing::Test {

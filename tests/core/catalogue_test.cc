@@ -95,8 +95,13 @@ TEST(Catalogue, CadenceMasksPartitionTheDeviceFields) {
   const FieldMask one_shot =
       FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
   const FieldMask costly = FieldsWithCadence({Cadence::kCostly});
+  const FieldMask events = FieldsWithCadence({Cadence::kEvents});
   EXPECT_TRUE((one_shot & costly).none());
-  EXPECT_EQ((one_shot | costly), AllFields());
+  EXPECT_TRUE((one_shot & events).none());
+  EXPECT_TRUE((costly & events).none());
+  EXPECT_EQ((one_shot | costly | events), AllFields());
+  EXPECT_TRUE(Has(events, FieldId::kXidErrorsTotal));
+  EXPECT_TRUE(Has(events, FieldId::kXidLast));
   EXPECT_TRUE(Has(costly, FieldId::kEnergyJoules));
   EXPECT_TRUE(Has(costly, FieldId::kPcieTxBytesPerSecond));
   EXPECT_FALSE(Has(costly, FieldId::kMemoryUsedBytes));
@@ -105,6 +110,7 @@ TEST(Catalogue, CadenceMasksPartitionTheDeviceFields) {
 TEST(Catalogue, DefaultPeriodsFollowCadence) {
   using std::chrono::milliseconds;
   EXPECT_EQ(DefaultPeriod(Cadence::kInterval, milliseconds(10)), milliseconds(10));
+  EXPECT_EQ(DefaultPeriod(Cadence::kEvents, milliseconds(10)), milliseconds(10));
   EXPECT_EQ(DefaultPeriod(Cadence::kCostly, milliseconds(10)), milliseconds(5000));
   EXPECT_EQ(DefaultPeriod(Cadence::kCostly, milliseconds(60000)), milliseconds(60000));
   EXPECT_EQ(DefaultPeriod(Cadence::kSlow, milliseconds(1000)), milliseconds(10000));

@@ -1,5 +1,6 @@
 #include "device_parser.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <limits>
 #include <string>
@@ -66,6 +67,31 @@ void ReadMig(MapReader& d, DeviceSpec& spec, unsigned index) {
     throw ScenarioError(m.node().Mark(), spec.name + " does not support MIG (" + d.where() + ")");
   }
   m.Finish();
+}
+
+void ReadXids(MapReader& d, DeviceSpec& spec) {
+  YAML::Node list = d.Get("xid");
+  if (!list.IsDefined() || list.IsNull()) return;
+  if (!list.IsSequence()) {
+    throw ScenarioError(list.Mark(), "xid must be a list of {at, code} in " + d.where());
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    MapReader r(list[i], "xid " + std::to_string(i) + " of " + d.where());
+    XidSpec x;
+    auto at = r.Number("at", DurationSeconds, "a duration");
+    if (!at || *at < 0) {
+      throw ScenarioError(list[i].Mark(), "a non-negative 'at' is required in " + r.where());
+    }
+    x.at_s = *at;
+    if (!r.Has("code")) throw ScenarioError(list[i].Mark(), "'code' is required in " + r.where());
+    x.code = ReadUnsigned(r, "code", 0);
+    if (x.code == 0)
+      throw ScenarioError(r.Get("code").Mark(), "XID codes start at 1 in " + r.where());
+    r.Finish();
+    spec.xids.push_back(x);
+  }
+  std::stable_sort(spec.xids.begin(), spec.xids.end(),
+                   [](const XidSpec& a, const XidSpec& b) { return a.at_s < b.at_s; });
 }
 
 }  // namespace
@@ -228,6 +254,7 @@ DeviceSpec ParseDevice(const YAML::Node& node, unsigned index) {
     s.remapped_rows.failure = r.Bool("failure").value_or(false);
     r.Finish();
   }
+  ReadXids(d, s);
   if (YAML::Node procs = d.Get("processes"); procs.IsDefined() && !procs.IsNull()) {
     if (!procs.IsSequence())
       throw ScenarioError(procs.Mark(), "processes must be a list in " + where);

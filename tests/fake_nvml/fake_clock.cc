@@ -43,4 +43,10 @@ std::uint64_t ScenarioClock::TimestampUs(const ScenarioTime& now) const {
                                         .count());
 }
 
+std::uint64_t ScenarioClock::TimestampUsAt(const ScenarioTime& now, double t) const {
+  const double scale = now.frozen ? 1.0 : time_scale_;
+  const auto back_us = static_cast<std::uint64_t>(std::llround((now.t - t) * 1e6 / scale));
+  return TimestampUs(now) - back_us;
+}
+
 }  // namespace gpuwatch::fake_nvml

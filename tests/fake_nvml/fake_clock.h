@@ -31,6 +31,8 @@ class ScenarioClock {
 
   // CPU timestamp in microseconds since the epoch for a sample taken at `now`.
   std::uint64_t TimestampUs(const ScenarioTime& now) const;
+  // The CPU timestamp of an earlier scenario time `t` <= now.t.
+  std::uint64_t TimestampUsAt(const ScenarioTime& now, double t) const;
 
  private:
   ClockMode mode_ = ClockMode::kInit;

@@ -57,6 +57,18 @@ nvmlDevice_t FakeNvml::HandleLocked(unsigned device, int mig) {
   return handles_.back().get();
 }
 
+nvmlEventSet_t FakeNvml::NewEventSetLocked() {
+  event_sets_.push_back(std::make_unique<nvmlEventSet_st>());
+  return event_sets_.back().get();
+}
+
+nvmlEventSet_st* FakeNvml::EventSetLocked(nvmlEventSet_t set) {
+  for (const auto& s : event_sets_) {
+    if (s.get() == set) return s->freed ? nullptr : s.get();
+  }
+  return nullptr;
+}
+
 bool FakeNvml::Resolve(nvmlDevice_t handle, unsigned* device, int* mig) const {
   for (const auto& h : handles_) {
     if (h.get() != handle) continue;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,6 +27,19 @@
 struct nvmlDevice_st {
   unsigned device;
   int mig;  // MIG instance index, or -1 for the physical GPU
+};
+
+// An event set: per registered device, the next XID to deliver (the wall
+// clock's cycle and an index into DeviceSpec::xids). Never freed while the
+// library is loaded, so a stale handle is harmless.
+struct nvmlEventSet_st {
+  struct Registration {
+    unsigned device;
+    std::int64_t cycle;
+    std::size_t next;
+  };
+  std::vector<Registration> registrations;
+  bool freed = false;
 };
 
 namespace gpuwatch::fake_nvml {
@@ -71,6 +85,10 @@ class FakeNvml {
 
   // The stable handle of (device, mig). Call only from a body (mu_ held).
   nvmlDevice_t HandleLocked(unsigned device, int mig);
+  // A new event set, and a live one by handle (nullptr: unknown or freed).
+  // Call only from a body (mu_ held).
+  nvmlEventSet_t NewEventSetLocked();
+  nvmlEventSet_st* EventSetLocked(nvmlEventSet_t set);
 
  private:
   FakeNvml() = default;
@@ -88,6 +106,7 @@ class FakeNvml {
   std::optional<Scenario> scenario_;                     // guarded by mu_; set while refcount_ > 0
   std::vector<DeviceRuntime> runtime_;                   // guarded by mu_
   std::vector<std::unique_ptr<nvmlDevice_st>> handles_;  // guarded by mu_; never shrinks
+  std::vector<std::unique_ptr<nvmlEventSet_st>> event_sets_;  // guarded by mu_; never shrinks
   std::optional<std::chrono::steady_clock::time_point> first_init_;  // guarded by mu_
   ScenarioClock clock_;                                              // guarded by mu_
 };

@@ -44,6 +44,13 @@ struct EccCounters {
   Series corrected_volatile, uncorrected_volatile, corrected_aggregate, uncorrected_aggregate;
 };
 
+// An XID critical error the driver reports at scenario time `at_s` (every
+// period again under a wall clock).
+struct XidSpec {
+  double at_s = 0;
+  unsigned long long code = 0;
+};
+
 struct RemappedRows {
   Series correctable, uncorrectable;
   bool pending = false;
@@ -104,6 +111,7 @@ struct DeviceSpec {
   Series pcie_tx_kbps, pcie_rx_kbps;
   EccCounters ecc;
   RemappedRows remapped_rows;
+  std::vector<XidSpec> xids;  // sorted by at_s
 
   std::vector<ProcessSpec> processes;
 };

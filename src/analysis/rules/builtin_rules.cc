@@ -37,7 +37,7 @@ rules:
     condition: xid_errors > 0
     clear_for: 10m
     severity: critical
-    message: "GPU {gpu}: {value} XID error(s)"
+    message: "GPU {gpu}: {value} new XID error(s), the latest XID {xid_last}; see dmesg and NVIDIA's XID catalogue"
   - name: gpu_lost
     condition: device_lost == 1
     severity: critical

@@ -7,6 +7,24 @@
 
 namespace gpuwatch::rules {
 
+namespace {
+
+// How much counter `id` of `dev` grew since its previous reading (kept in
+// `last` by device index); N/A until two readings exist. A counter that went
+// back (driver reload, gpuwatch restart in a replay) is not an increase.
+std::optional<double> Increase(const DeviceSample& dev, FieldId id, std::map<int, double>& last) {
+  const Reading& r = dev.fields[id];
+  if (!r.is_number()) return std::nullopt;
+  std::optional<double> out;
+  if (auto it = last.find(dev.index); it != last.end()) {
+    out = std::max(0.0, r.number() - it->second);
+  }
+  last[dev.index] = r.number();
+  return out;
+}
+
+}  // namespace
+
 RuleEngine::RuleEngine(RuleSet rules) : rules_(std::move(rules)) {}
 
 std::vector<Event> RuleEngine::Evaluate(const Snapshot& snapshot) {
@@ -15,15 +33,9 @@ std::vector<Event> RuleEngine::Evaluate(const Snapshot& snapshot) {
   std::vector<DerivedValues> derived(snapshot.devices.size());
   for (std::size_t i = 0; i < snapshot.devices.size(); ++i) {
     const DeviceSample& dev = snapshot.devices[i];
-    const Reading& ecc = dev.fields[FieldId::kEccErrorsUncorrectedVolatile];
-    if (ecc.is_number()) {
-      auto last = last_ecc_uncorrected_.find(dev.index);
-      if (last != last_ecc_uncorrected_.end()) {
-        // A driver reload resets the volatile counter: that is not an increase.
-        derived[i].ecc_uncorrected_increase = std::max(0.0, ecc.number() - last->second);
-      }
-      last_ecc_uncorrected_[dev.index] = ecc.number();
-    }
+    derived[i].ecc_uncorrected_increase =
+        Increase(dev, FieldId::kEccErrorsUncorrectedVolatile, last_ecc_uncorrected_);
+    derived[i].xid_errors = Increase(dev, FieldId::kXidErrorsTotal, last_xid_total_);
   }
   for (std::size_t r = 0; r < rules_.rules.size(); ++r) {
     const Rule& rule = rules_.rules[r];

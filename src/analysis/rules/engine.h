@@ -77,6 +77,7 @@ class RuleEngine {
   RuleSet rules_;
   std::map<Key, State> states_;
   std::map<int, double> last_ecc_uncorrected_;  // per gpu, last known counter
+  std::map<int, double> last_xid_total_;        // per gpu, last known counter
   std::uint64_t tick_ = 0;
 };
 

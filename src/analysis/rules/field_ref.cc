@@ -13,7 +13,8 @@ constexpr std::array kDerived = {
                 "New uncorrected ECC errors (ecc_errors_uncorrected_volatile) since its previous "
                 "reading; N/A until two readings exist."},
     DerivedInfo{Derived::kXidErrors, "xid_errors", Unit::kCount,
-                "XID events since the previous snapshot. No XID source feeds it yet: always N/A."},
+                "New XID events (xid_errors_total) since the previous snapshot; N/A until two "
+                "readings exist. The code of the latest is xid_last."},
     DerivedInfo{Derived::kDeviceLost, "device_lost", Unit::kNone,
                 "1 when the device fell off the bus (health lost), else 0; never N/A."},
     DerivedInfo{Derived::kThrottleThermal, "throttle_thermal", Unit::kNone,

@@ -22,7 +22,7 @@ std::string_view RuleScopeName(RuleScope s);  // "device", "process"
 enum class Derived : std::uint8_t {
   kProcessCount,            // GPU processes on the device
   kEccUncorrectedIncrease,  // new uncorrected ECC errors since the previous reading
-  kXidErrors,               // XID events since the previous snapshot (no source yet)
+  kXidErrors,               // increase of xid_errors_total since the previous snapshot
   kDeviceLost,              // 1 when the device fell off the bus, else 0
   kThrottleThermal,         // 1 when clocks are held down for heat (bits 0x20|0x40|0x8)
   kThrottlePower,           // 1 when clocks are held down for power (bits 0x4|0x80)

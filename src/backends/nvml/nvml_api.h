@@ -10,6 +10,7 @@ extern "C" {
 
 using nvmlReturn_t = int;
 using nvmlDevice_t = struct nvmlDevice_st*;
+using nvmlEventSet_t = struct nvmlEventSet_st*;
 
 inline constexpr nvmlReturn_t NVML_SUCCESS = 0;
 inline constexpr nvmlReturn_t NVML_ERROR_UNINITIALIZED = 1;
@@ -63,6 +64,11 @@ inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG = 2;
 inline constexpr int NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3;
 inline constexpr int NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4;
 inline constexpr int NVML_VALUE_TYPE_SIGNED_INT = 5;
+// nvmlSamplingType_t (nvmlDeviceGetSamples)
+inline constexpr int NVML_TOTAL_POWER_SAMPLES = 0;
+inline constexpr int NVML_GPU_UTILIZATION_SAMPLES = 1;
+// Event type bits (nvmlDeviceRegisterEvents)
+inline constexpr unsigned long long nvmlEventTypeXidCriticalError = 0x8ull;
 // Field ids for nvmlDeviceGetFieldValues.
 inline constexpr unsigned NVML_FI_DEV_MEMORY_TEMP = 82;
 inline constexpr unsigned NVML_FI_DEV_POWER_AVERAGE = 185;
@@ -159,7 +165,22 @@ struct nvmlFieldValue_t {
   nvmlValue_t value;
 };
 
+struct nvmlSample_t {
+  unsigned long long timeStamp;  // CPU timestamp, microseconds
+  nvmlValue_t sampleValue;
+};
+
+struct nvmlEventData_t {
+  nvmlDevice_t device;
+  unsigned long long eventType;
+  unsigned long long eventData;  // the XID code for nvmlEventTypeXidCriticalError
+  unsigned int gpuInstanceId;
+  unsigned int computeInstanceId;
+};
+
 static_assert(sizeof(nvmlMemory_v2_t) == 40);
+static_assert(sizeof(nvmlSample_t) == 16);
+static_assert(sizeof(nvmlEventData_t) == 32);
 static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, busId) == 36);
 static_assert(sizeof(nvmlProcessInfo_v1_t) == 16);
 static_assert(sizeof(nvmlProcessInfo_t) == 24);

@@ -67,6 +67,8 @@ NvmlBackend::NvmlBackend(std::unique_ptr<NvmlLibrary> lib, NvmlOptions options)
 }
 
 NvmlBackend::~NvmlBackend() {
+  for (DeviceState& d : devices_) CloseStreams(*lib_, d.streams);
+  for (auto& [key, d] : mig_states_) CloseStreams(*lib_, d.streams);
   if (options_.shutdown_on_close && lib_->api().nvmlShutdown != nullptr) lib_->api().nvmlShutdown();
 }
 
@@ -142,7 +144,7 @@ void NvmlBackend::ReadDevice(int index, const FieldMask& which, bool processes, 
 void NvmlBackend::ReadFields(DeviceState& state, const FieldMask& which, DeviceSample& out) {
   const auto probes = DeviceProbes();
   const auto now = Clock::now();
-  ProbeContext ctx{*lib_, state.handle, out.fields};
+  ProbeContext ctx{*lib_, state.handle, out.fields, state.streams};
   bool any_answer = false;
   for (std::size_t p = 0; p < probes.size(); ++p) {
     const Probe& probe = probes[p];

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backends/nvml/nvml_library.h"
+#include "backends/nvml/nvml_streams.h"
 #include "gpuwatch/backend.h"
 
 namespace gpuwatch::nvml {
@@ -50,6 +51,7 @@ class NvmlBackend final : public Backend {
     std::map<std::size_t, Reading> unsupported_reading;
     unsigned long long util_last_seen_us = 0;
     std::size_t process_capacity = 16;
+    DeviceStreams streams;
   };
 
   NvmlBackend(std::unique_ptr<NvmlLibrary> lib, NvmlOptions options);

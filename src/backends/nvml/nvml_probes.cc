@@ -320,6 +320,9 @@ const Probe kProbes[] = {
   MakeProbe("nvmlDeviceGetFanSpeed", {F::kFanSpeedRatio}, [](ProbeContext& c) { return ReadOne<unsigned>(c, API(c).nvmlDeviceGetFanSpeed, F::kFanSpeedRatio, 0.01); }),
   MakeProbe("nvmlDeviceGetPcieThroughput(TX)", {F::kPcieTxBytesPerSecond}, [](ProbeContext& c) { return ReadPcieThroughput(c, NVML_PCIE_UTIL_TX_BYTES, F::kPcieTxBytesPerSecond); }),
   MakeProbe("nvmlDeviceGetPcieThroughput(RX)", {F::kPcieRxBytesPerSecond}, [](ProbeContext& c) { return ReadPcieThroughput(c, NVML_PCIE_UTIL_RX_BYTES, F::kPcieRxBytesPerSecond); }),
+  MakeProbe("nvmlDeviceGetSamples(TOTAL_POWER)", {F::kPowerDrawPeakWatts}, [](ProbeContext& c) { return ReadPowerSamples(c.lib, c.device, c.streams, c.out); }),
+  MakeProbe("nvmlDeviceGetSamples(GPU_UTILIZATION)", {F::kUtilizationGpuMeanRatio}, [](ProbeContext& c) { return ReadUtilizationSamples(c.lib, c.device, c.streams, c.out); }),
+  MakeProbe("nvmlEventSetWait_v2(XID)", {F::kXidErrorsTotal, F::kXidLast}, [](ProbeContext& c) { return ReadXidEvents(c.lib, c.device, c.streams, c.out); }),
 };
 // clang-format on
 #undef API

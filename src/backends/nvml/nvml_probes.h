@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "backends/nvml/nvml_library.h"
+#include "backends/nvml/nvml_streams.h"
 #include "gpuwatch/snapshot.h"
 
 namespace gpuwatch::nvml {
@@ -16,6 +17,7 @@ struct ProbeContext {
   const NvmlLibrary& lib;
   nvmlDevice_t device;
   DeviceFields& out;
+  DeviceStreams& streams;
 };
 
 struct Probe {

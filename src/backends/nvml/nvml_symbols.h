@@ -80,7 +80,13 @@
   X(nvmlDeviceGetMigDeviceHandleByIndex, nvmlReturn_t,                                            \
     (nvmlDevice_t, unsigned int, nvmlDevice_t*))                                                  \
   X(nvmlDeviceGetGpuInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int*))                      \
-  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int*))
+  X(nvmlDeviceGetComputeInstanceId, nvmlReturn_t, (nvmlDevice_t, unsigned int*))                  \
+  X(nvmlDeviceGetSamples, nvmlReturn_t,                                                           \
+    (nvmlDevice_t, int, unsigned long long, int*, unsigned int*, nvmlSample_t*))                  \
+  X(nvmlEventSetCreate, nvmlReturn_t, (nvmlEventSet_t*))                                          \
+  X(nvmlDeviceRegisterEvents, nvmlReturn_t, (nvmlDevice_t, unsigned long long, nvmlEventSet_t))   \
+  X(nvmlEventSetWait_v2, nvmlReturn_t, (nvmlEventSet_t, nvmlEventData_t*, unsigned int))          \
+  X(nvmlEventSetFree, nvmlReturn_t, (nvmlEventSet_t))
 
 // Declares every symbol with its exact C signature (used by the fake library so
 // the compiler checks its definitions against the list).

@@ -98,8 +98,22 @@ TEST(BuiltinRules, EccFiresWhenTheUncorrectedCounterIncreases) {
   EXPECT_EQ(ev[1].time, testing::At(620));
 }
 
-TEST(BuiltinRules, XidHasNoSourceYetSoNeverFires) {
-  EXPECT_TRUE(EventsOf("gpu_xid", Series({{0, Device(0, {})}, {10, Device(0, {})}})).empty());
+TEST(BuiltinRules, XidFiresOnNewEventsAndNamesTheLatestCode) {
+  auto xid = [](double total, double last) {
+    return Device(0, {{FieldId::kXidErrorsTotal, total}, {FieldId::kXidLast, last}});
+  };
+  EXPECT_TRUE(EventsOf("gpu_xid", Series({{0, xid(0, 0)}, {10, xid(0, 0)}})).empty());
+  EXPECT_TRUE(EventsOf("gpu_xid", Series({{0, Device(0, {})}, {10, Device(0, {})}})).empty())
+      << "no XID source (N/A) never fires";
+  std::vector<Event> ev = EventsOf(
+      "gpu_xid", Series({{0, xid(0, 0)}, {10, xid(2, 79)}, {20, xid(2, 79)}, {620, xid(2, 79)}}));
+  ASSERT_EQ(ev.size(), 2u);
+  EXPECT_EQ(ev[0].kind, Event::Kind::kAlertFiring);
+  EXPECT_EQ(ev[0].value, 2.0);
+  EXPECT_EQ(ev[0].severity, Severity::kCritical);
+  EXPECT_NE(ev[0].message.find("XID 79"), std::string::npos) << ev[0].message;
+  EXPECT_EQ(ev[1].kind, Event::Kind::kAlertResolved) << "after 10 min without new events";
+  EXPECT_EQ(ev[1].time, testing::At(620));
 }
 
 TEST(BuiltinRules, GpuLostFiresAtOnceAndResolvesWhenBack) {

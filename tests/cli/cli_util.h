@@ -1,0 +1,59 @@
+// Helpers of the gpuwatch end-to-end tests: run the binary against the fake
+// NVML at a frozen scenario time and capture what it printed.
+#pragma once
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace gpuwatch::testing {
+namespace fs = std::filesystem;
+
+inline const std::string kFixed = "--scenario scenarios/test/fixed.yaml --color=never";
+
+inline std::string Slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+inline std::vector<std::string> Lines(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+struct CmdResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100.
+inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
+  static int n = 0;
+  const fs::path dir = fs::temp_directory_path() /
+                       ("gw-cli-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+  fs::create_directories(dir);
+  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
+                          " && env GPUWATCH_FAKE_TIME=100 " + env + " " + GPUWATCH_BINARY_DIR +
+                          "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
+                          (dir / "err").string();
+  const int status = std::system(cmd.c_str());
+  CmdResult r;
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  r.out = Slurp(dir / "out");
+  r.err = Slurp(dir / "err");
+  fs::remove_all(dir);
+  return r;
+}
+
+}  // namespace gpuwatch::testing
