@@ -7,6 +7,7 @@
 #include <atomic>
 #include <charconv>
 
+#include "server/admission.h"
 #include "webassets/web_assets.h"
 
 namespace gpuwatch::server {
@@ -62,6 +63,20 @@ struct HttpServer::Impl {
   std::atomic<bool> stopping{false};
   std::mutex users_mu;
   std::map<std::string, std::string> users;
+  std::shared_ptr<AdmissionStats> admission = std::make_shared<AdmissionStats>();
+
+  // /healthz and /readyz, answered by a worker or, when none is free, by the
+  // admission shedder.
+  ProbeAnswer Probe(std::string_view path) const {
+    if (path == "/healthz") return {200, "ok\n"};
+    const std::string why = hub->NotReady();
+    if (!why.empty()) return {503, "not ready: " + why + "\n"};
+    const Published p = hub->Latest();
+    if (p.snapshot && p.snapshot->stale) {
+      return {503, "not ready: the driver is not answering (serving the last snapshot)\n"};
+    }
+    return {200, "ready\n"};
+  }
 };
 
 namespace {
@@ -140,8 +155,17 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   }
   impl.server = impl.owned.get();
   httplib::Server& srv = *impl.server;
-  const int workers = options.workers;
-  srv.new_task_queue = [workers] { return new httplib::ThreadPool(static_cast<size_t>(workers)); };
+  Impl* self = &impl;
+  AdmissionOptions admission;
+  admission.workers = options.workers;
+  admission.queue = options.queue;
+  admission.request_deadline = options.request_deadline;
+  admission.plain_http = !options.web.tls();
+  admission.probe = [self](std::string_view path) { return self->Probe(path); };
+  admission.stats = impl.admission;
+  srv.new_task_queue = [admission] { return new Admission(admission); };
+  srv.set_logger(
+      [](const httplib::Request&, const httplib::Response&) { Admission::ResponseSent(); });
   srv.set_read_timeout(options.read_timeout);
   srv.set_write_timeout(options.write_timeout);
   srv.set_keep_alive_timeout(5);
@@ -155,9 +179,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   });
   srv.set_default_headers({{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}});
 
-  Impl* self = &impl;
   // Basic auth (when the web config has users) on everything but the probes.
   srv.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
+    Admission::RequestArrived();
     if (req.path == "/healthz" || req.path == "/readyz")
       return httplib::Server::HandlerResponse::Unhandled;
     std::map<std::string, std::string> users;
@@ -189,25 +213,17 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.leaks = p.leaks;
     in.stats = self->hub->Stats();
     in.stats.version = self->options.version;
+    in.stats.http_shed = self->admission->shed.load();
+    in.stats.http_deadline_cuts = self->admission->deadline_cuts.load();
     res.set_content(RenderMetrics(in, mo), std::string(MetricsContentType(mo.format)));
   });
-  srv.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  srv.Get("/readyz", [self](const httplib::Request&, httplib::Response& res) {
-    const std::string why = self->hub->NotReady();
-    const Published p = self->hub->Latest();
-    if (!why.empty()) {
-      res.status = 503;
-      res.set_content("not ready: " + why + "\n", "text/plain");
-    } else if (p.snapshot && p.snapshot->stale) {
-      res.status = 503;
-      res.set_content("not ready: the driver is not answering (serving the last snapshot)\n",
-                      "text/plain");
-    } else {
-      res.set_content("ready\n", "text/plain");
-    }
-  });
+  for (const char* probe : {"/healthz", "/readyz"}) {
+    srv.Get(probe, [self](const httplib::Request& req, httplib::Response& res) {
+      const ProbeAnswer a = self->Probe(req.path);
+      res.status = a.status;
+      res.set_content(a.body, "text/plain");
+    });
+  }
   srv.Get("/api/v1/snapshot", [self](const httplib::Request&, httplib::Response& res) {
     SendJson(res, SnapshotDocument(self->hub->Latest(), self->options.api));
   });
@@ -349,7 +365,10 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
                     options.host, options.port));
   }
   s->port_ = port;
-  s->thread_ = std::thread([self] { self->server->listen_after_bind(); });
+  s->thread_ = std::thread([self] {
+    ObserveAccepts(true);
+    self->server->listen_after_bind();
+  });
   // Stop() only reaches a server that is listening: wait for it.
   for (int i = 0; i < 5000 && !srv.is_running(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

@@ -1,8 +1,10 @@
 // The HTTP side of `gpuwatch serve` (cpp-httplib): /metrics, /api/v1/*,
 // /healthz, /readyz and the dashboard. Read-only: no endpoint changes the
 // machine; every method but GET and HEAD is refused. Bounded: a fixed pool
-// of workers, read and write timeouts, capped request line, headers and
-// body, and a cap on live streams (503 beyond). docs/API.md.
+// of workers and a short queue (503 beyond, the probes still answered; see
+// admission.h), read and write timeouts, a deadline for the whole request,
+// capped request line, headers and body, and a cap on live streams (503
+// beyond). docs/API.md.
 #pragma once
 
 #include <chrono>
@@ -34,6 +36,10 @@ struct HttpOptions {
   HistorySource history;
   std::string version;
   int workers = 32;
+  int queue = 32;  // connections waiting for a worker; beyond, 503 (the probes still answer)
+  // A request must arrive whole within this long of reaching a worker (or of
+  // the previous response on a keep-alive connection), however slowly it trickles.
+  std::chrono::milliseconds request_deadline{10'000};
   int max_streams = 8;  // /api/v1/stream clients at once
   std::chrono::seconds read_timeout{5};
   std::chrono::seconds write_timeout{5};

@@ -260,6 +260,12 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
   w.Add("gpuwatch_exporter_sampler_hung", Type::kGauge,
         "1 while a driver call hangs and the last good snapshot is served", host,
         st.sampler_hung ? 1 : 0);
+  w.Add("gpuwatch_exporter_http_shed_total", Type::kCounter,
+        "Connections answered without a worker because all were busy (503; probes answered)", host,
+        static_cast<double>(st.http_shed));
+  w.Add("gpuwatch_exporter_http_deadline_cuts_total", Type::kCounter,
+        "Connections cut because their request did not arrive whole within the deadline", host,
+        static_cast<double>(st.http_deadline_cuts));
   for (const auto& [call, count] : st.nvml_errors) {
     w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
           "Failed NVML calls (not 'not supported'), by call",

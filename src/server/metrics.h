@@ -36,6 +36,8 @@ struct ExporterStats {
   double sample_duration_seconds = 0;
   bool sampler_hung = false;
   std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call
+  std::uint64_t http_shed = 0;           // connections answered without a worker (503, probes)
+  std::uint64_t http_deadline_cuts = 0;  // connections cut at the request deadline
   std::string version;
 };
 

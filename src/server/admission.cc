@@ -1,0 +1,292 @@
+#include "server/admission.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+namespace gpuwatch::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr auto kShedRequestWait = std::chrono::milliseconds(1000);  // for the request line
+constexpr auto kShedDrain = std::chrono::milliseconds(500);  // reading what follows our answer
+constexpr std::size_t kShedBuffer = 4096;
+
+constexpr int kListenBacklog = 1024;
+
+thread_local bool t_observe_accepts = false;
+thread_local bool t_backlog_raised = false;
+thread_local int t_accepted = -1;
+thread_local Admission::Connection* t_connection = nullptr;
+
+int TakeAccepted() {
+  const int fd = t_accepted;
+  t_accepted = -1;
+  return fd;
+}
+
+std::int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+std::string_view Reason(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return "Status";
+  }
+}
+
+// A shed connection: waiting for its request line, then draining after our answer.
+struct Shedding {
+  int fd;
+  Clock::time_point deadline;
+  std::string request;
+  bool draining = false;
+};
+
+}  // namespace
+
+struct Admission::Connection {
+  int fd = -1;  // a dup of the worker's socket: never reused while we hold it
+  std::atomic<bool> handling{false};
+  std::atomic<std::int64_t> since_ns{0};
+  bool cut = false;  // guarded by Admission::mu_
+};
+
+void ObserveAccepts(bool on) { t_observe_accepts = on; }
+
+Admission::Admission(AdmissionOptions options) : options_(std::move(options)) {
+  wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { Work(); });
+  watchdog_ = std::thread([this] { Watch(); });
+  shedder_ = std::thread([this] { Shed(); });
+}
+
+Admission::~Admission() {
+  shutdown();
+  if (wake_fd_ >= 0) close(wake_fd_);
+}
+
+void Admission::enqueue(std::function<void()> fn) {
+  const int fd = TakeAccepted();
+  {
+    std::lock_guard lock(mu_);
+    const auto admitted = static_cast<std::size_t>(running_) + queue_.size();
+    if (fd < 0 ||
+        (!stopping_ && admitted < static_cast<std::size_t>(options_.workers + options_.queue))) {
+      queue_.push_back(Job{std::move(fn), fd});
+      cv_.notify_one();
+      return;
+    }
+  }
+  // Not admitted: the job is dropped, and its socket is the shedder's to answer and close.
+  AddShed(fd);
+}
+
+void Admission::shutdown() {
+  {
+    std::lock_guard lock(mu_);
+    if (stopping_ && workers_.empty()) return;
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  watch_cv_.notify_all();
+  const std::uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  for (auto& t : workers_) t.join();
+  workers_.clear();
+  if (watchdog_.joinable()) watchdog_.join();
+  if (shedder_.joinable()) shedder_.join();
+}
+
+void Admission::RequestArrived() {
+  if (t_connection != nullptr) t_connection->handling = true;
+}
+
+void Admission::ResponseSent() {
+  if (t_connection == nullptr) return;
+  t_connection->since_ns = NowNs();
+  t_connection->handling = false;
+}
+
+void Admission::Work() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopping, and every admitted connection served
+      job = std::move(queue_.front());
+      queue_.pop_front();
+      ++running_;
+    }
+    Connection conn;
+    conn.fd = job.fd >= 0 ? fcntl(job.fd, F_DUPFD_CLOEXEC, 0) : -1;
+    conn.since_ns = NowNs();
+    {
+      std::lock_guard lock(mu_);
+      live_.push_back(&conn);
+    }
+    t_connection = &conn;
+    job.fn();  // cpp-httplib serves the connection and closes its socket
+    t_connection = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      live_.erase(std::find(live_.begin(), live_.end(), &conn));
+      --running_;
+    }
+    if (conn.fd >= 0) close(conn.fd);
+  }
+}
+
+void Admission::Watch() {
+  const auto deadline_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(options_.request_deadline).count();
+  std::unique_lock lock(mu_);
+  while (!stopping_) {
+    watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    const std::int64_t now = NowNs();
+    for (Connection* c : live_) {
+      if (c->cut || c->fd < 0 || c->handling || now - c->since_ns <= deadline_ns) continue;
+      // Wakes the worker's blocked read with end-of-file; cpp-httplib then closes.
+      ::shutdown(c->fd, SHUT_RDWR);
+      c->cut = true;
+      options_.stats->deadline_cuts++;
+    }
+  }
+}
+
+void Admission::AddShed(int fd) {
+  options_.stats->shed++;
+  if (options_.plain_http) {
+    std::lock_guard lock(mu_);
+    if (!stopping_ && shed_incoming_.size() < options_.max_shedding) {
+      shed_incoming_.push_back(fd);
+      const std::uint64_t one = 1;
+      (void)!write(wake_fd_, &one, sizeof one);
+      return;
+    }
+  }
+  close(fd);  // TLS (no plain answer is possible), too many shed already, or stopping
+}
+
+namespace {
+
+// Answers a shed connection from its request line: the probes for real,
+// anything else 503.
+void Answer(Shedding& s, const AdmissionOptions& options) {
+  std::string_view line(s.request);
+  line = line.substr(0, line.find("\r\n"));
+  const auto sp = line.find(' ');
+  const std::string_view method = line.substr(0, sp);
+  std::string_view path = sp == std::string_view::npos ? "" : line.substr(sp + 1);
+  path = path.substr(0, std::min(path.find(' '), path.find('?')));
+  ProbeAnswer answer{503, "server busy: too many connections; try again shortly\n"};
+  if ((method == "GET" || method == "HEAD") && (path == "/healthz" || path == "/readyz") &&
+      options.probe) {
+    answer = options.probe(path);
+  }
+  const std::string response = fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: "
+      "close\r\n\r\n{}",
+      answer.status, Reason(answer.status), answer.body.size(),
+      answer.status == 503 ? "Retry-After: 1\r\n" : "", method == "HEAD" ? "" : answer.body);
+  (void)!send(s.fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+  ::shutdown(s.fd, SHUT_WR);
+  s.draining = true;
+  s.deadline = Clock::now() + kShedDrain;
+}
+
+}  // namespace
+
+void Admission::Shed() {
+  std::vector<Shedding> conns;
+  std::vector<pollfd> fds;
+  for (;;) {
+    {
+      std::lock_guard lock(mu_);
+      if (stopping_) break;
+      for (int fd : shed_incoming_) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        conns.push_back(Shedding{fd, Clock::now() + kShedRequestWait, {}, false});
+      }
+      shed_incoming_.clear();
+    }
+    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    auto next = Clock::now() + std::chrono::seconds(1);
+    for (const Shedding& s : conns) {
+      fds.push_back(pollfd{s.fd, POLLIN, 0});
+      next = std::min(next, s.deadline);
+    }
+    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(next - Clock::now());
+    poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(0, wait.count()) + 1));
+    if (fds[0].revents != 0) {
+      std::uint64_t n = 0;
+      (void)!read(wake_fd_, &n, sizeof n);
+    }
+    const auto now = Clock::now();
+    for (std::size_t i = 0; i < conns.size(); ++i) {
+      Shedding& s = conns[i];
+      bool closed = false;
+      if (fds[i + 1].revents != 0) {
+        char buf[1024];
+        const ssize_t n = recv(s.fd, buf, sizeof buf, 0);
+        if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+          closed = true;
+        } else if (n > 0 && !s.draining) {
+          s.request.append(buf, static_cast<std::size_t>(std::min<ssize_t>(
+                                    n, static_cast<ssize_t>(kShedBuffer - s.request.size()))));
+          if (s.request.find("\r\n") != std::string::npos || s.request.size() >= kShedBuffer)
+            Answer(s, options_);
+        }
+      }
+      if (!closed && now >= s.deadline) {
+        if (s.draining) {
+          closed = true;
+        } else {
+          Answer(s, options_);
+        }
+      }
+      if (closed) {
+        close(s.fd);
+        s.fd = -1;
+      }
+    }
+    std::erase_if(conns, [](const Shedding& s) { return s.fd < 0; });
+  }
+  for (const Shedding& s : conns) close(s.fd);
+  std::lock_guard lock(mu_);
+  for (int fd : shed_incoming_) close(fd);
+  shed_incoming_.clear();
+}
+
+}  // namespace gpuwatch::server
+
+// cpp-httplib's listen loop calls accept() and then enqueue() on the same
+// thread; seeing the accepted socket here is what lets Admission answer or
+// cut a connection it did not admit. Only threads that ObserveAccepts() record.
+// cpp-httplib 0.11 listens with a backlog of 5, which drops the SYNs of a
+// burst (each costs its client a 1 s retransmit); the first observed accept
+// raises it, as listen() on a listening socket does on Linux.
+extern "C" int accept(int fd, sockaddr* __restrict addr, socklen_t* __restrict len) {
+  using gpuwatch::server::t_observe_accepts;
+  if (t_observe_accepts && !gpuwatch::server::t_backlog_raised) {
+    ::listen(fd, gpuwatch::server::kListenBacklog);
+    gpuwatch::server::t_backlog_raised = true;
+  }
+  const int s = accept4(fd, addr, len, 0);
+  if (t_observe_accepts) gpuwatch::server::t_accepted = s;
+  return s;
+}

@@ -1,0 +1,98 @@
+// Admission control and request deadlines for the HTTP server.
+//
+// cpp-httplib 0.11 queues every accepted connection without bound and times
+// out single reads only, so a flood of connections, or a client that sends
+// one byte a second, would hold every worker. Admission is the server's task
+// queue: it sees each accepted socket (the listen thread's accept() is
+// observed, see ObserveAccepts), runs at most `workers` connections with
+// `queue` more waiting, and gives the rest to a shedder thread that answers
+// them without a worker: the probes (/healthz, /readyz) get their real answer,
+// anything else 503 with Retry-After. A watchdog shuts down an admitted
+// connection whose request has not arrived whole within `request_deadline` of
+// the connection reaching a worker, or of its previous response.
+#pragma once
+
+#include <httplib.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace gpuwatch::server {
+
+struct AdmissionStats {
+  std::atomic<std::uint64_t> shed{0};           // answered by the shedder (503 or a probe)
+  std::atomic<std::uint64_t> deadline_cuts{0};  // connections cut at the request deadline
+};
+
+struct ProbeAnswer {
+  int status = 200;
+  std::string body;
+};
+
+struct AdmissionOptions {
+  int workers = 32;
+  int queue = 32;
+  std::chrono::milliseconds request_deadline{10'000};
+  // Plain HTTP: the shedder answers. TLS: it can only close.
+  bool plain_http = true;
+  // The answer to GET /healthz or /readyz (the path) when no worker is free.
+  std::function<ProbeAnswer(std::string_view path)> probe;
+  std::size_t max_shedding = 1024;  // beyond: closed at once
+  std::shared_ptr<AdmissionStats> stats = std::make_shared<AdmissionStats>();
+};
+
+class Admission final : public httplib::TaskQueue {
+ public:
+  explicit Admission(AdmissionOptions options);
+  ~Admission() override;
+
+  void enqueue(std::function<void()> fn) override;
+  void shutdown() override;
+
+  // Called on the worker serving a connection: the request is read (no
+  // deadline while it is handled, streams included), and the response is
+  // sent (the next request's deadline starts).
+  static void RequestArrived();
+  static void ResponseSent();
+
+  struct Connection;
+
+ private:
+  struct Job {
+    std::function<void()> fn;
+    int fd;
+  };
+  void Work();
+  void Watch();
+  void Shed();
+  void AddShed(int fd);
+
+  AdmissionOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job> queue_;           // guarded by mu_
+  int running_ = 0;                 // guarded by mu_
+  bool stopping_ = false;           // guarded by mu_
+  std::vector<Connection*> live_;   // guarded by mu_
+  std::vector<int> shed_incoming_;  // guarded by mu_
+  int wake_fd_ = -1;                // eventfd waking the shedder
+  std::condition_variable watch_cv_;
+  std::vector<std::thread> workers_;
+  std::thread watchdog_, shedder_;
+};
+
+// Whether accept() on the calling thread is observed for Admission (set on
+// the listen thread before it starts accepting).
+void ObserveAccepts(bool on);
+
+}  // namespace gpuwatch::server
