@@ -9,29 +9,19 @@ Each connection is a keep-alive HTTP/1.1 client in its own thread asking
 again as soon as it has the body; latency is per request (client side),
 throughput the total of all connections. Prints p50 / p99 / mean latency,
 requests per second, body size and series count for both, and the ratios."""
-import http.client
 import os
 import shutil
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
+
+from httpload import free_port, load, wait_http
 
 build = sys.argv[1]
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 20
 connections = int(sys.argv[3]) if len(sys.argv) > 3 else 4
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def scenario(path):
@@ -44,56 +34,6 @@ def scenario(path):
             for p in range(64):
                 f.write(f"      - {{pid: {100000 + g * 100 + p}, memory: {{constant: {1 + p % 2}GiB, noise: 10MiB}}, "
                         f"sm_util: {{constant: 1, noise: 1}}}}\n")
-
-
-def wait_http(port, path, timeout=30):
-    end = time.time() + timeout
-    while time.time() < end:
-        try:
-            c = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            c.request("GET", path)
-            r = c.getresponse()
-            body = r.read()
-            if r.status == 200 and body:
-                return body
-        except OSError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"no answer on :{port}{path}")
-
-
-def load(port, path, seconds, connections):
-    latencies = []
-    lock = threading.Lock()
-    stop = time.perf_counter() + seconds
-
-    def worker():
-        c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        mine = []
-        while time.perf_counter() < stop:
-            t0 = time.perf_counter()
-            c.request("GET", path, headers={"Accept": "text/plain"})
-            r = c.getresponse()
-            r.read()
-            mine.append(time.perf_counter() - t0)
-        with lock:
-            latencies.extend(mine)
-
-    threads = [threading.Thread(target=worker) for _ in range(connections)]
-    t0 = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.perf_counter() - t0
-    latencies.sort()
-    return {
-        "p50_ms": 1000 * latencies[len(latencies) // 2],
-        "p99_ms": 1000 * latencies[int(len(latencies) * 0.99)],
-        "mean_ms": 1000 * statistics.fmean(latencies),
-        "rps": len(latencies) / wall,
-        "requests": len(latencies),
-    }
 
 
 tmp = tempfile.mkdtemp()

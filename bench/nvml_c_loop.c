@@ -1,6 +1,8 @@
 /* The reference for bench/sample_bench: a plain C loop over the NVML calls of
- * one full device sample (the interval-cadence fields plus the process list
- * and per-process utilization), resolved with dlopen like gpuwatch does.
+ * one full device sample (the interval-cadence fields, the driver's power and
+ * utilization sample buffers from the last timestamp seen, XID events drained
+ * from an event set, the process list and per-process utilization), resolved
+ * with dlopen like gpuwatch does.
  * Usage: nvml_c_loop ITERATIONS [all|ok] [PERIOD_MS]
  *   default: only the calls that succeed on this GPU (what gpuwatch makes
  *            once unsupported calls are cached);  "all": every call, always.
@@ -20,6 +22,8 @@ typedef struct { unsigned long long total, free, used; } bar1_t;
 typedef struct { unsigned int pid; unsigned long long used; unsigned int gi, ci; } proc_t;
 typedef struct { unsigned int pid; unsigned long long ts; unsigned int sm, mem, enc, dec; } putil_t;
 typedef struct { unsigned int fieldId, scopeId; long long timestamp, latencyUsec; int valueType; ret_t ret; unsigned long long value; } fv_t;
+typedef struct { unsigned long long ts, value; } smp_t;
+typedef struct { void* device; unsigned long long type, data; unsigned int gi, ci; } evt_t;
 
 #define SYM(name) static ret_t (*name)();
 SYM(nvmlInit_v2) SYM(nvmlDeviceGetHandleByIndex_v2) SYM(nvmlDeviceGetMemoryInfo_v2)
@@ -28,8 +32,29 @@ SYM(nvmlDeviceGetTemperature) SYM(nvmlDeviceGetFieldValues) SYM(nvmlDeviceGetPow
 SYM(nvmlDeviceGetClockInfo) SYM(nvmlDeviceGetPerformanceState) SYM(nvmlDeviceGetCurrentClocksEventReasons)
 SYM(nvmlDeviceGetFanSpeed) SYM(nvmlDeviceGetBAR1MemoryInfo) SYM(nvmlDeviceGetComputeRunningProcesses_v3)
 SYM(nvmlDeviceGetGraphicsRunningProcesses_v3) SYM(nvmlDeviceGetProcessUtilization)
+SYM(nvmlDeviceGetSamples) SYM(nvmlEventSetCreate) SYM(nvmlDeviceRegisterEvents) SYM(nvmlEventSetWait_v2)
 
-enum { kCalls = 16 };
+enum { kCalls = 19 };
+static void* events;  /* the XID event set of every device sampled */
+static unsigned long long last_seen[64][2];  /* per device: power, utilization */
+static unsigned current;  /* the device being sampled */
+
+/* New samples of `type` since the last seen; "no new sample" (NOT_FOUND, 6) counts as an answer. */
+static ret_t buffer(dev_t_ d, int type) {
+  smp_t s[256]; unsigned n = 256; int vt = 0;
+  unsigned long long* seen = &last_seen[current % 64][type];
+  ret_t rc = nvmlDeviceGetSamples(d, type, *seen, &vt, &n, s);
+  if (rc == 0) { for (unsigned k = 0; k < n; ++k) if (s[k].ts > *seen) *seen = s[k].ts; }
+  return rc == 6 ? 0 : rc;
+}
+
+/* Drains XID events without waiting; "nothing" (TIMEOUT, 10) is an answer. */
+static ret_t drain(void) {
+  evt_t e; ret_t rc;
+  if (!events) return 3;
+  while ((rc = nvmlEventSetWait_v2(events, &e, 0)) == 0) {}
+  return rc == 10 ? 0 : rc;
+}
 static int ok_call[kCalls];
 
 static double now_us(void) {
@@ -65,6 +90,9 @@ static int sample(dev_t_ d, int only_ok, int probe) {
   CALL(nvmlDeviceGetCurrentClocksEventReasons(d, &r));
   CALL(nvmlDeviceGetFanSpeed(d, &v));
   CALL(nvmlDeviceGetBAR1MemoryInfo(d, &b));
+  CALL(buffer(d, 0));
+  CALL(buffer(d, 1));
+  CALL(drain());
   n = 64; CALL(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs));
   n = 64; CALL(nvmlDeviceGetGraphicsRunningProcesses_v3(d, &n, procs));
   n = 256; (void)nvmlDeviceGetProcessUtilization(d, pu, &n, wall_us() - 10000000ull);
@@ -84,20 +112,26 @@ int main(int argc, char** argv) {
   LOAD(nvmlDeviceGetClockInfo) LOAD(nvmlDeviceGetPerformanceState) LOAD(nvmlDeviceGetCurrentClocksEventReasons)
   LOAD(nvmlDeviceGetFanSpeed) LOAD(nvmlDeviceGetBAR1MemoryInfo) LOAD(nvmlDeviceGetComputeRunningProcesses_v3)
   LOAD(nvmlDeviceGetGraphicsRunningProcesses_v3) LOAD(nvmlDeviceGetProcessUtilization)
+  LOAD(nvmlDeviceGetSamples) LOAD(nvmlEventSetCreate) LOAD(nvmlDeviceRegisterEvents) LOAD(nvmlEventSetWait_v2)
   double ti = now_us();
   if (nvmlInit_v2() != 0) { fprintf(stderr, "nvmlInit_v2 failed\n"); return 1; }
   printf("nvmlInit_v2 ms=%.2f\n", (now_us() - ti) / 1e3);
   dev_t_ d;
   if (nvmlDeviceGetHandleByIndex_v2(0, &d) != 0) { fprintf(stderr, "no device 0\n"); return 1; }
+  if (nvmlEventSetCreate(&events) != 0 || nvmlDeviceRegisterEvents(d, 0x8ull, events) != 0) events = NULL;
   int period_ms = argc > 3 ? atoi(argv[3]) : 0;
   if (period_ms > 0) {
     static ret_t (*count_fn)();
     count_fn = (ret_t (*)())dlsym(h, "nvmlDeviceGetCount_v2");
     unsigned int count = 1;
     if (count_fn) count_fn(&count);
+    for (unsigned int i = 1; i < count && events; ++i) {
+      if (nvmlDeviceGetHandleByIndex_v2(i, &d) == 0) nvmlDeviceRegisterEvents(d, 0x8ull, events);
+    }
     for (int k = 0; k < iters; ++k) {
       double start = now_us();
       for (unsigned int i = 0; i < count; ++i) {
+        current = i;
         if (nvmlDeviceGetHandleByIndex_v2(i, &d) == 0) sample(d, only_ok, 0);
       }
       double left_us = period_ms * 1e3 - (now_us() - start);

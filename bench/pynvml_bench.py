@@ -1,5 +1,7 @@
 """pynvml reference for bench/sample_bench: the same NVML calls per sample
-(those that succeed on this GPU), in Python. Usage: pynvml_bench.py ITERATIONS"""
+(those that succeed on this GPU, the driver's sample buffers read from the
+last timestamp seen, XID events drained), in Python.
+Usage: pynvml_bench.py ITERATIONS"""
 import sys
 import time
 
@@ -40,11 +42,30 @@ def main():
         except n.NVMLError:
             pass
 
+    last_seen = {n.NVML_TOTAL_POWER_SAMPLES: 0, n.NVML_GPU_UTILIZATION_SAMPLES: 0}
+    try:
+        events = n.nvmlEventSetCreate()
+        n.nvmlDeviceRegisterEvents(h, n.nvmlEventTypeXidCriticalError, events)
+    except n.NVMLError:
+        events = None
+
     def putil():
         try:
             n.nvmlDeviceGetProcessUtilization(h, int(time.time() * 1e6) - 10_000_000)
         except n.NVMLError:
             pass
+        for kind in last_seen:
+            try:
+                _, samples = n.nvmlDeviceGetSamples(h, kind, last_seen[kind])
+                if samples:
+                    last_seen[kind] = max(s.timeStamp for s in samples)
+            except n.NVMLError:
+                pass
+        while events is not None:
+            try:
+                n.nvmlEventSetWait_v2(events, 0)
+            except n.NVMLError:
+                break
 
     for _ in range(20):
         for c in ok:
@@ -56,7 +77,8 @@ def main():
             c()
         putil()
     us = (time.perf_counter() - t0) / iterations * 1e6
-    print(f"pynvml us_per_sample={us:.2f} calls_ok={len(ok)}/16 iterations={iterations}")
+    print(f"pynvml us_per_sample={us:.2f} calls_ok={len(ok)}/16 events={events is not None} "
+          f"iterations={iterations}")
 
 
 if __name__ == "__main__":

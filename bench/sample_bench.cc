@@ -1,5 +1,6 @@
-// µs per full device sample through gpuwatch's NvmlBackend: the interval-
-// cadence fields plus processes and per-process utilization, device 0.
+// µs per full device sample through gpuwatch's NvmlBackend: what the sampler
+// reads every interval (interval and event cadences) plus processes and
+// per-process utilization, device 0.
 // Compare with bench/nvml_c_loop.c and bench/pynvml_bench.py (same calls),
 // run together by tests/gpu/run_on_h200.sh. Usage: sample_bench ITERATIONS
 #include <chrono>
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", backend.error().message().c_str());
     return 1;
   }
-  const FieldMask fields = FieldsWithCadence({Cadence::kInterval});
+  const FieldMask fields = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
   DeviceSample sample;
   for (int i = 0; i < 20; ++i) (*backend)->ReadDevice(0, fields, true, sample);  // warm-up, caches
   const auto t0 = std::chrono::steady_clock::now();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <optional>
 #include <set>
@@ -165,6 +166,30 @@ void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
   }
 }
 
+// A MIG device: its own families (gpuwatch_mig_*, so that sums over
+// gpuwatch_* count each GPU once), labelled with its parent GPU and instance.
+void AddMig(Writer& w, const DeviceSample& m, const DeviceSample* parent,
+            const std::string& hostname) {
+  Labels labels = DeviceLabels(m, hostname);
+  if (parent != nullptr) {
+    labels[2].second = Text(parent->fields[FieldId::kPciBusId]);  // pci_bus_id: the parent's
+  }
+  labels.emplace_back("gpu_instance",
+                      m.gpu_instance_id ? std::to_string(*m.gpu_instance_id) : std::string());
+  labels.emplace_back("compute_instance", m.compute_instance_id
+                                              ? std::to_string(*m.compute_instance_id)
+                                              : std::string());
+  w.Add("gpuwatch_mig_info", Type::kInfo, "A MIG device and the GPU it is part of", labels, 1);
+  if (m.health != DeviceHealth::kOk) return;
+  for (const auto& f : Catalogue()) {
+    if (f.scope != Scope::kDevice || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
+    auto v = Value(m.fields[f.id]);
+    if (!v) continue;
+    w.Add(fmt::format("gpuwatch_mig_{}", f.prom_name.substr(std::string_view("gpuwatch_").size())),
+          TypeOf(f), f.help, labels, *v);
+  }
+}
+
 void AddDcgm(Writer& w, const Snapshot& s, const std::string& hostname, MetricsFormat format) {
   for (const auto& d : s.devices) {
     if (d.health != DeviceHealth::kOk) continue;
@@ -210,6 +235,11 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
       if (auto v = Value(s.host[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, host, *v);
     }
     for (const auto& d : s.devices) AddDevice(w, d, in.hostname, o);
+    for (const auto& m : s.mig_devices) {
+      const auto parent = std::find_if(s.devices.begin(), s.devices.end(),
+                                       [&](const DeviceSample& d) { return d.index == m.index; });
+      AddMig(w, m, parent != s.devices.end() ? &*parent : nullptr, in.hostname);
+    }
   }
 
   // One series per (rule, severity, GPU), however many processes it fired for.

@@ -153,6 +153,32 @@ TEST(Metrics, AlertsLeaksAndEscaping) {
       << text.substr(0, 2000);
 }
 
+TEST(Metrics, MigDevicesHaveTheirOwnFamiliesLabelledWithTheirInstance) {
+  auto backend = testing::OpenFake("mig.yaml", 100);
+  const Snapshot s = CollectOnce(*backend, nullptr, CollectOptions{});
+  ASSERT_EQ(s.mig_devices.size(), 2u);
+  const std::string text = Render(s, {});
+  EXPECT_NE(
+      text.find("gpuwatch_mig_info{gpu=\"0\",uuid=\"MIG-11111111-2222-3333-4444-555555555555\","),
+      std::string::npos)
+      << text;
+  const std::string mig1 =
+      "gpuwatch_mig_memory_used_bytes{gpu=\"0\",uuid=\"MIG-11111111-2222-3333-4444-555555555555\"";
+  const auto at = text.find(mig1);
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string line = text.substr(at, text.find('\n', at) - at);
+  EXPECT_NE(line.find("gpu_instance=\"1\",compute_instance=\"0\""), std::string::npos) << line;
+  EXPECT_NE(line.find("pci_bus_id=\"" + s.devices[0].fields[FieldId::kPciBusId].text() + "\""),
+            std::string::npos)
+      << "the parent's bus: " << line;
+  EXPECT_NE(text.find("gpuwatch_mig_memory_used_bytes{gpu=\"0\",uuid=\"MIG-66666666"),
+            std::string::npos);
+  EXPECT_NE(text.find("# TYPE gpuwatch_mig_memory_used_bytes gauge"), std::string::npos);
+  // The parent GPU stays in gpuwatch_memory_used_bytes, once.
+  EXPECT_NE(text.find("gpuwatch_memory_used_bytes{gpu=\"0\",uuid=\"GPU-"), std::string::npos);
+  EXPECT_EQ(text.find("gpuwatch_memory_used_bytes{gpu=\"0\",uuid=\"MIG-"), std::string::npos);
+}
+
 TEST(Metrics, LostGpuIsDownWithoutStaleValues) {
   Snapshot s = Fixed();
   s.devices[1].health = DeviceHealth::kLost;
