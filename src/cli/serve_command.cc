@@ -16,123 +16,20 @@
 
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/serve_config.h"
+#include "cli/serve_history.h"
 #include "cli/signals.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "sampler/sampler.h"
 #include "server/http_server.h"
 #include "store/history_reader.h"
+#include "transport/job_socket.h"
 
 namespace gpuwatch::cli {
 namespace {
 
-struct ServeArgs {
-  std::string config;
-  std::string web_config;
-  std::string listen = "127.0.0.1:9835";
-  std::string hostname;
-  std::string interval = "1s";
-  PipelineOptions outputs;
-  bool process_metrics = false;
-  bool process_user = false;
-  bool dcgm_compat = false;
-};
-
 void Log(const std::string& line) { std::cerr << "gpuwatch serve: " << line << std::endl; }
-
-// The config file: the flags' long names as keys (docs/serve.md). Flags given
-// on the command line win over the file.
-Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument(fmt::format("--config: cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}:{}:{}: {}", path, e.mark.line + 1, e.mark.column + 1, e.msg));
-  }
-  if (root.IsNull()) return Status::Ok();
-  if (!root.IsMap())
-    return Status::InvalidArgument(fmt::format("{}: expected a mapping of options", path));
-  struct Key {
-    const char* name;
-    std::string* text = nullptr;
-    bool* flag = nullptr;
-  };
-  const Key keys[] = {{"listen", &a.listen},
-                      {"hostname", &a.hostname},
-                      {"web-config", &a.web_config},
-                      {"interval", &a.interval},
-                      {"db", &a.outputs.db},
-                      {"rules", &a.outputs.rules},
-                      {"jsonl", &a.outputs.jsonl},
-                      {"csv", &a.outputs.csv},
-                      {"leak-window", &a.outputs.leak_window},
-                      {"allow-commands", nullptr, &a.outputs.allow_commands},
-                      {"process-metrics", nullptr, &a.process_metrics},
-                      {"process-user", nullptr, &a.process_user},
-                      {"dcgm-compat", nullptr, &a.dcgm_compat}};
-  for (const auto& entry : root) {
-    const std::string name = entry.first.as<std::string>();
-    const auto mark = entry.first.Mark();
-    const Key* key = nullptr;
-    for (const auto& k : keys) {
-      if (name == k.name) key = &k;
-    }
-    if (key == nullptr) {
-      std::string valid;
-      for (const auto& k : keys) valid += std::string(valid.empty() ? "" : ", ") + k.name;
-      return Status::InvalidArgument(fmt::format("{}:{}:{}: unknown option \"{}\" (valid: {})",
-                                                 path, mark.line + 1, mark.column + 1, name,
-                                                 valid));
-    }
-    if (command.count("--" + name) > 0) continue;  // the command line wins
-    try {
-      if (key->text != nullptr) *key->text = entry.second.as<std::string>();
-      if (key->flag != nullptr) *key->flag = entry.second.as<bool>();
-    } catch (const YAML::Exception&) {
-      const auto at = entry.second.Mark();
-      return Status::InvalidArgument(
-          fmt::format("{}:{}:{}: {}: expected {}", path, at.line + 1, at.column + 1, name,
-                      key->flag != nullptr ? "true or false" : "a value"));
-    }
-  }
-  return Status::Ok();
-}
-
-nlohmann::json SeriesDocument(const store::Series& series, int device,
-                              std::chrono::milliseconds step) {
-  using nlohmann::json;
-  json t = json::array();
-  std::vector<json> avg(series.fields.size(), json::array()), min = avg, max = avg;
-  auto v = [](const std::optional<double>& x) { return x ? json(*x) : json(nullptr); };
-  for (const auto& point : series.points) {
-    t.push_back(std::chrono::duration<double>(point.time.time_since_epoch()).count());
-    for (std::size_t i = 0; i < series.fields.size(); ++i) {
-      avg[i].push_back(v(point.values[i].avg));
-      min[i].push_back(v(point.values[i].min));
-      max[i].push_back(v(point.values[i].max));
-    }
-  }
-  json fields = json::object();
-  for (std::size_t i = 0; i < series.fields.size(); ++i) {
-    fields[std::string(Info(series.fields[i]).key)] = {
-        {"avg", std::move(avg[i])}, {"min", std::move(min[i])}, {"max", std::move(max[i])}};
-  }
-  return json{{"schema", server::kApiSchema},
-              {"device", device},
-              {"tier", store::TierName(series.tier)},
-              {"step_seconds", series.tier == store::Tier::kRaw && step.count() == 0
-                                   ? 0.0
-                                   : std::max({static_cast<double>(step.count()) / 1000.0,
-                                               series.tier == store::Tier::kMinute ? 60.0 : 0.0,
-                                               series.tier == store::Tier::kHour ? 3600.0 : 0.0})},
-              {"t", std::move(t)},
-              {"fields", std::move(fields)}};
-}
 
 class Daemon {
  public:
@@ -154,6 +51,13 @@ class Daemon {
     auto pipeline = OpenPipeline();
     if (!pipeline) return Usage(pipeline.error().message());
     pipeline_ = std::move(*pipeline);
+    if (!args_.socket.empty()) {
+      auto socket = JobSocket::CreateAt(args_.socket);
+      if (!socket) return Usage(socket.error().message());
+      socket_ = std::move(*socket);
+      Log(fmt::format("jobs report framework memory and marks on {} (GPUWATCH_SOCKET)",
+                      args_.socket));
+    }
 
     http.metrics.process_metrics = args_.process_metrics;
     http.metrics.process_user = args_.process_user;
@@ -329,10 +233,31 @@ class Daemon {
           if (e.kind != Event::Kind::kAlertFiring && e.kind != Event::Kind::kAlertResolved)
             Log(EventLogLine(e));  // alerts are logged by their rules' log action
         }
+        ReadJobs(events);
         if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
-        hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events);
+        hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events,
+                      framework_.Current(*snap));
       }
     }
+  }
+
+  // What jobs sent on --socket since the previous snapshot: framework memory
+  // into the table (and the recordings), marks as events.
+  void ReadJobs(std::vector<Event>& events) {
+    if (!socket_) return;
+    for (auto& r : socket_->Drain()) {
+      const JobMessage& m = r.message;
+      const std::optional<std::uint32_t> pid = r.sender_pid ? r.sender_pid : m.pid;
+      if (m.kind == JobMessage::Kind::kMemory && pid) {
+        framework_.Report(*pid, m.framework, m.device, {m.bytes.begin(), m.bytes.end()}, r.time);
+        pipeline_->Framework(r.time, m.device, m.framework, m.bytes);
+      } else if (m.kind == JobMessage::Kind::kMark) {
+        Event e = pipeline_->Mark(r.time, m.mark, m.mark_value);
+        if (pid) e.process = ProcessKey{*pid, 0};
+        events.push_back(std::move(e));
+      }
+    }
+    for (const auto& error : socket_->DrainErrors()) Log("--socket: " + error);
   }
 
   Result<nlohmann::json> History(const server::HistoryQuery& q) {
@@ -382,6 +307,8 @@ class Daemon {
   std::optional<std::filesystem::file_time_type> web_config_time_;
   std::chrono::steady_clock::time_point next_web_check_;
   std::unique_ptr<Pipeline> pipeline_;
+  std::unique_ptr<JobSocket> socket_;
+  server::FrameworkTable framework_;
   std::mutex mu_;
   std::shared_ptr<Sampler> sampler_;
   std::mutex history_mu_;
@@ -409,6 +336,9 @@ Runner AddServeCommand(CLI::App& app, const CommonArgs& common) {
   s->add_flag("--process-user", args->process_user, "... with the user of each process");
   s->add_flag("--dcgm-compat", args->dcgm_compat,
               "Also dcgm-exporter's metric names and units (existing Grafana dashboards)");
+  s->add_option("--socket", args->socket,
+                "A Unix socket where training jobs report framework memory and marks "
+                "(GPUWATCH_SOCKET=PATH; docs/serve.md)");
   return [s, &common, args]() -> int {
     if (!s->parsed()) return -1;
     ServeArgs a = *args;

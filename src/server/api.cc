@@ -57,6 +57,13 @@ json SnapshotDocument(const Published& p, const ApiContext& c) {
   }
   for (auto& d : j["devices"]) {
     d["framework"] = json::array();
+    for (const FrameworkMemory& f : p.framework) {
+      if (f.gpu != d["index"].get<int>()) continue;
+      d["framework"].push_back({{"pid", f.pid},
+                                {"framework", f.framework},
+                                {"bytes", f.bytes},
+                                {"time", UnixSeconds(f.time)}});
+    }
     // Identity at the device level too, for readers that want no field lookup.
     for (const char* key : {"name", "uuid"}) {
       const auto& v = d["fields"].contains(key) ? d["fields"][key] : json();

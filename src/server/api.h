@@ -3,6 +3,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -12,6 +14,7 @@
 #include "analysis/rules/engine.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
+#include "server/framework_table.h"
 
 namespace gpuwatch::server {
 
@@ -22,6 +25,7 @@ struct Published {
   std::shared_ptr<const Snapshot> snapshot;
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
+  std::vector<FrameworkMemory> framework;
   std::uint64_t version = 0;  // 1, 2, ... per publication
 };
 

@@ -211,6 +211,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.hostname = self->options.api.hostname;
     in.alerts = p.alerts;
     in.leaks = p.leaks;
+    in.framework = p.framework;
     in.stats = self->hub->Stats();
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();

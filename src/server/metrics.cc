@@ -301,6 +301,21 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
           "Failed NVML calls (not 'not supported'), by call",
           {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
   }
+  if (o.process_metrics) {
+    for (const FrameworkMemory& f : in.framework) {
+      for (const auto& [kind, bytes] : f.bytes) {
+        w.Add(
+            "gpuwatch_framework_memory_bytes", Type::kGauge,
+            "Memory a process's framework reports (allocated, reserved, ...), over serve --socket",
+            {{"gpu", std::to_string(f.gpu)},
+             {"hostname", in.hostname},
+             {"pid", std::to_string(f.pid)},
+             {"framework", f.framework},
+             {"kind", kind}},
+            bytes);
+      }
+    }
+  }
   if (o.dcgm_compat && in.snapshot != nullptr) AddDcgm(w, *in.snapshot, in.hostname, o.format);
   return w.Finish();
 }

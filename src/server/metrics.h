@@ -13,6 +13,7 @@
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/snapshot.h"
+#include "server/framework_table.h"
 
 namespace gpuwatch::server {
 
@@ -46,6 +47,7 @@ struct MetricsInput {
   std::string hostname;
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
+  std::vector<FrameworkMemory> framework;  // per process: shown with process_metrics
   ExporterStats stats;
 };
 

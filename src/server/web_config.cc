@@ -8,33 +8,20 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/yaml_file.h"
+
 namespace gpuwatch::server {
-namespace {
-
-std::string Where(const std::string& path, const YAML::Mark& m) {
-  return fmt::format("{}:{}:{}", path, m.line + 1, m.column + 1);
-}
-
-}  // namespace
-
 Result<WebConfig> LoadWebConfig(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument(fmt::format("--web-config: cannot read {}", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  YAML::Node root;
-  try {
-    root = YAML::Load(text.str());
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(fmt::format("{}: {}", Where(path, e.mark), e.msg));
-  }
+  auto loaded = LoadYamlFile(path, "--web-config");
+  if (!loaded) return loaded.error();
+  const YAML::Node root = *loaded;
   WebConfig c;
   if (root.IsNull()) return c;
   if (!root.IsMap()) return Status::InvalidArgument(fmt::format("{}: expected a mapping", path));
   auto text_of = [&](const YAML::Node& n, const char* what) -> Result<std::string> {
     if (!n.IsScalar()) {
       return Status::InvalidArgument(
-          fmt::format("{}: {}: expected a string", Where(path, n.Mark()), what));
+          fmt::format("{}: {}: expected a string", YamlWhere(path, n.Mark()), what));
     }
     return n.as<std::string>();
   };
@@ -43,7 +30,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
     if (key == "tls_server_config") {
       if (!top.second.IsMap())
         return Status::InvalidArgument(fmt::format("{}: tls_server_config: expected a mapping",
-                                                   Where(path, top.second.Mark())));
+                                                   YamlWhere(path, top.second.Mark())));
       for (const auto& e : top.second) {
         const std::string k = e.first.as<std::string>();
         auto v = text_of(e.second, k.c_str());
@@ -61,7 +48,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
             return Status::InvalidArgument(
                 fmt::format("{}: client_auth_type \"{}\": gpuwatch supports NoClientCert and "
                             "RequireAndVerifyClientCert",
-                            Where(path, e.second.Mark()), *v));
+                            YamlWhere(path, e.second.Mark()), *v));
           }
         } else if (k == "min_version") {
           const std::pair<const char*, int> versions[] = {
@@ -76,20 +63,20 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
           if (!found) {
             return Status::InvalidArgument(
                 fmt::format("{}: min_version \"{}\": one of TLS10, TLS11, TLS12, TLS13",
-                            Where(path, e.second.Mark()), *v));
+                            YamlWhere(path, e.second.Mark()), *v));
           }
         } else {
           return Status::InvalidArgument(
               fmt::format("{}: tls_server_config: unknown key \"{}\" (valid: cert_file, key_file, "
                           "client_auth_type, client_ca_file, min_version)",
-                          Where(path, e.first.Mark()), k));
+                          YamlWhere(path, e.first.Mark()), k));
         }
       }
     } else if (key == "basic_auth_users") {
       if (!top.second.IsMap())
         return Status::InvalidArgument(
             fmt::format("{}: basic_auth_users: expected user: bcrypt-hash pairs",
-                        Where(path, top.second.Mark())));
+                        YamlWhere(path, top.second.Mark())));
       for (const auto& e : top.second) {
         const std::string user = e.first.as<std::string>();
         auto hash = text_of(e.second, user.c_str());
@@ -98,7 +85,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
               hash->starts_with("$2y$"))) {
           return Status::InvalidArgument(fmt::format(
               "{}: basic_auth_users: {}: not a bcrypt hash (make one with `htpasswd -nBC 10 {}`)",
-              Where(path, e.second.Mark()), user, user));
+              YamlWhere(path, e.second.Mark()), user, user));
         }
         c.users[user] = *hash;
       }
@@ -107,7 +94,7 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
     } else {
       return Status::InvalidArgument(fmt::format(
           "{}: unknown key \"{}\" (valid: tls_server_config, basic_auth_users, http_server_config)",
-          Where(path, top.first.Mark()), key));
+          YamlWhere(path, top.first.Mark()), key));
     }
   }
   if (c.cert_file.empty() != c.key_file.empty()) {

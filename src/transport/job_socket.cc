@@ -4,16 +4,74 @@
 #include <fmt/format.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <optional>
 
 namespace gpuwatch {
+
+namespace {
+
+// Listens on `path`: a Unix stream socket, or an error naming the path.
+Result<int> Listen(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  if (path.size() >= sizeof addr.sun_path) {
+    return Status::InvalidArgument(fmt::format("socket path {} is too long (at most {} bytes)",
+                                               path, sizeof addr.sun_path - 1));
+  }
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(fd, 16) != 0) {
+    const std::string why = std::strerror(errno);
+    if (fd >= 0) close(fd);
+    return Status::Unavailable(fmt::format("cannot listen on {}: {}", path, why));
+  }
+  return fd;
+}
+
+// True when something accepts connections on the socket at `path`.
+bool Answers(const std::string& path) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), std::min(path.size() + 1, sizeof addr.sun_path - 1));
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  if (fd >= 0) close(fd);
+  return ok;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<JobSocket>> JobSocket::CreateAt(const std::string& path) {
+  std::error_code ec;
+  const auto status = std::filesystem::symlink_status(path, ec);
+  if (!ec && std::filesystem::exists(status)) {
+    if (status.type() != std::filesystem::file_type::socket) {
+      return Status::InvalidArgument(
+          fmt::format("--socket {}: a file that is not a socket is in the way", path));
+    }
+    if (Answers(path)) {
+      return Status::Unavailable(fmt::format("--socket {}: another process serves it", path));
+    }
+    std::filesystem::remove(path, ec);  // left behind by a daemon that died
+  }
+  auto fd = Listen(path);
+  if (!fd) return fd.error();
+  // Any local user's job may report its own framework memory and marks; the
+  // daemon attributes them by the sender's pid (SO_PEERCRED), not by what it says.
+  chmod(path.c_str(), 0666);
+  return std::unique_ptr<JobSocket>(new JobSocket(*fd, "", path));
+}
 
 Result<std::unique_ptr<JobSocket>> JobSocket::Create() {
   const char* tmp = std::getenv("TMPDIR");
@@ -24,23 +82,15 @@ Result<std::unique_ptr<JobSocket>> JobSocket::Create() {
                                            templ, std::strerror(errno)));
   }
   const std::string path = templ + "/socket";
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
+  auto fd = Listen(path);
+  if (!fd) {
     std::filesystem::remove_all(templ);
-    return Status::InvalidArgument(
-        fmt::format("socket path {} is too long; set TMPDIR to a shorter directory", path));
+    if (fd.error().code() == Status::Code::kInvalidArgument) {
+      return Status::InvalidArgument(fd.error().message() + "; set TMPDIR to a shorter directory");
+    }
+    return fd.error();
   }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      listen(fd, 16) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) close(fd);
-    std::filesystem::remove_all(templ);
-    return Status::Unavailable(fmt::format("cannot listen on {}: {}", path, why));
-  }
-  return std::unique_ptr<JobSocket>(new JobSocket(fd, templ, path));
+  return std::unique_ptr<JobSocket>(new JobSocket(*fd, templ, path));
 }
 
 JobSocket::JobSocket(int listen_fd, std::string dir, std::string path)
@@ -61,7 +111,11 @@ JobSocket::~JobSocket() {
     if (fd >= 0) close(fd);
   }
   std::error_code ec;
-  std::filesystem::remove_all(dir_, ec);
+  if (dir_.empty()) {
+    std::filesystem::remove(path_, ec);
+  } else {
+    std::filesystem::remove_all(dir_, ec);
+  }
 }
 
 std::vector<JobSocket::Received> JobSocket::Drain() {
@@ -83,6 +137,7 @@ void JobSocket::Serve(std::stop_token stop) {
   struct Client {
     std::string buffer;
     std::uint64_t line = 0;
+    std::optional<std::uint32_t> pid;  // the sender, as the kernel says (SO_PEERCRED)
   };
   std::map<int, Client> clients;
   constexpr std::size_t kMaxClients = 256;
@@ -94,7 +149,12 @@ void JobSocket::Serve(std::stop_token stop) {
     if ((fds[0].revents & POLLIN) != 0) {
       const int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0 && clients.size() < kMaxClients) {
-        clients[fd] = {};
+        Client& c = clients[fd];
+        ucred cred{};
+        socklen_t len = sizeof cred;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && cred.pid > 0) {
+          c.pid = static_cast<std::uint32_t>(cred.pid);
+        }
       } else if (fd >= 0) {
         close(fd);
       }
@@ -116,7 +176,7 @@ void JobSocket::Serve(std::stop_token stop) {
         if (line.empty()) continue;
         auto m = ParseJobMessage(line);
         if (m) {
-          got.push_back({std::chrono::system_clock::now(), std::move(*m)});
+          got.push_back({std::chrono::system_clock::now(), std::move(*m), c.pid});
         } else {
           bad.push_back(fmt::format("line {} from a client: {}", c.line, m.error().message()));
         }

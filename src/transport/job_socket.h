@@ -2,13 +2,15 @@
 // GPUWATCH_SOCKET. A thread accepts any number of clients and parses their
 // lines (job_protocol.h); the caller drains the messages with their arrival
 // times. Bad lines are counted and the first few reported, never fatal.
-// Lives in a private directory (0700) that is removed on destruction.
+// Create() makes it in a private directory (0700) removed on destruction;
+// CreateAt() at a given path, for the daemon.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -23,8 +25,14 @@ class JobSocket {
   struct Received {
     std::chrono::system_clock::time_point time;
     JobMessage message;
+    std::optional<std::uint32_t> sender_pid;  // SO_PEERCRED: the sender's pid in our namespace
   };
+  // A socket in a new private directory (gpuwatch run's GPUWATCH_SOCKET).
   static Result<std::unique_ptr<JobSocket>> Create();
+  // A socket at `path` for every local job (gpuwatch serve --socket), mode
+  // 0666; a stale socket there is replaced, a live one or another file is an
+  // error. Removed on destruction.
+  static Result<std::unique_ptr<JobSocket>> CreateAt(const std::string& path);
   ~JobSocket();
   JobSocket(const JobSocket&) = delete;
   JobSocket& operator=(const JobSocket&) = delete;

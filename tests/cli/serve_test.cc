@@ -7,13 +7,17 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
 #include <thread>
@@ -154,6 +158,56 @@ TEST_F(Serve, SighupReloadsRulesAndKeepsThemWhenTheNewFileIsBad) {
   EXPECT_NE(Slurp(dir_ / "log").find("gpuwatch serve: stopping"), std::string::npos);
 }
 
+// This test process stands for a training job: the scenario lists it on GPU
+// 0 (pid_file), and it reports over --socket as the Python adapters do.
+TEST_F(Serve, JobsReportFrameworkMemoryAndMarksOverTheSocket) {
+  std::ofstream(dir_ / "pid") << getpid();
+  std::ofstream(dir_ / "job.yaml")
+      << "clock: init\ndevices:\n  - name: NVIDIA H200\n"
+      << "    processes:\n      - {pid_file: " << (dir_ / "pid").string()
+      << ", memory: 3GiB}\n  - name: NVIDIA H200\n";
+  const std::string sock = (dir_ / "gpuwatch.sock").string();
+  Start({"--scenario", (dir_ / "job.yaml").string(), "serve", "--listen", "127.0.0.1:0", "-i",
+         "100ms", "--socket", sock, "--process-metrics"});
+  const int port = Port();
+  ASSERT_GT(port, 0) << Slurp(dir_ / "log");
+  EXPECT_TRUE(WaitForLog("jobs report framework memory and marks on " + sock));
+
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, sock.c_str(), sock.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  const std::string lines =
+      "hello framework=torch version=2.11.0\n"
+      "mem framework=torch device=0 allocated=1073741824 reserved=2147483648\n"
+      "mark step=10\n";
+  ASSERT_EQ(write(fd, lines.data(), lines.size()), static_cast<ssize_t>(lines.size()));
+
+  httplib::Client c("127.0.0.1", port);
+  nlohmann::json framework;
+  for (int i = 0; i < 100 && framework.empty(); ++i) {
+    auto r = c.Get("/api/v1/snapshot");
+    if (r && r->status == 200)
+      framework = nlohmann::json::parse(r->body)["devices"][0]["framework"];
+    if (framework.empty()) std::this_thread::sleep_for(50ms);
+  }
+  close(fd);
+  ASSERT_EQ(framework.size(), 1u) << Slurp(dir_ / "log");
+  EXPECT_EQ(framework[0]["pid"], getpid());
+  EXPECT_EQ(framework[0]["framework"], "torch");
+  EXPECT_EQ(framework[0]["bytes"]["reserved"], 2147483648.0);
+  auto events = nlohmann::json::parse(c.Get("/api/v1/events")->body);
+  bool mark = false;
+  for (const auto& e : events["events"])
+    mark = mark || (e["kind"] == "mark" && e["message"].dump().find("step") != std::string::npos);
+  EXPECT_TRUE(mark) << events.dump();
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("gpuwatch_framework_memory_bytes{gpu=\"0\",hostname="), std::string::npos);
+  EXPECT_NE(metrics.find("framework=\"torch\",kind=\"allocated\"} 1073741824"), std::string::npos)
+      << metrics.substr(0, 400);
+}
+
 TEST_F(Serve, BadOptionsFailBeforeListening) {
   std::ofstream(dir_ / "serve.yaml") << "listen: 127.0.0.1:0\nintervall: 1s\n";
   const std::pair<std::vector<std::string>, std::string> cases[] = {
@@ -164,6 +218,8 @@ TEST_F(Serve, BadOptionsFailBeforeListening) {
        "the daemon's shortest interval is 100ms"},
       {{"serve", "--listen", "127.0.0.1:0", "--web-config", "/nonexistent.yml"},
        "cannot read /nonexistent.yml"},
+      {{"serve", "--listen", "127.0.0.1:0", "--socket", (dir_ / "serve.yaml").string()},
+       "a file that is not a socket is in the way"},
   };
   for (const auto& [args, why] : cases) {
     Start(args);

@@ -1,9 +1,14 @@
 #include "transport/job_protocol.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <thread>
 
 #include "transport/job_socket.h"
@@ -83,6 +88,67 @@ TEST(JobSocket, ReceivesLinesFromARealClientAndCountsBadOnes) {
   const std::string path = (*socket)->path();
   socket->reset();
   EXPECT_FALSE(std::filesystem::exists(path)) << "the socket and its directory are removed";
+}
+
+// Connects to the Unix socket at `path` and sends `text`; the fd stays open.
+int SendTo(const std::string& path, const std::string& text) {
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    close(fd);
+    return -1;
+  }
+  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  return fd;
+}
+
+TEST(JobSocket, AtAPathForTheDaemonNamesTheSenderAndGuardsThePath) {
+  const std::string path = testing::TempDir() + "gw-sock-" + std::to_string(getpid());
+  std::filesystem::remove(path);
+  std::ofstream(path) << "not a socket";
+  auto blocked = JobSocket::CreateAt(path);
+  ASSERT_FALSE(blocked);
+  EXPECT_NE(blocked.error().message().find("not a socket is in the way"), std::string::npos)
+      << blocked.error().message();
+  std::filesystem::remove(path);
+
+  auto socket = JobSocket::CreateAt(path);
+  ASSERT_TRUE(socket) << socket.error().message();
+  EXPECT_EQ(std::filesystem::status(path).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms(0666))
+      << "any local job may report";
+  auto second = JobSocket::CreateAt(path);
+  ASSERT_FALSE(second) << "a live socket is not taken over";
+  EXPECT_NE(second.error().message().find("another process serves it"), std::string::npos);
+
+  const int fd = SendTo(path, "mem framework=torch device=1 allocated=5 pid=1\n");
+  ASSERT_GE(fd, 0);
+  std::vector<JobSocket::Received> got;
+  for (int i = 0; i < 100 && got.empty(); ++i) {
+    got = (*socket)->Drain();
+    if (got.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  close(fd);
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_TRUE(got[0].sender_pid);
+  EXPECT_EQ(*got[0].sender_pid, static_cast<std::uint32_t>(getpid()))
+      << "the kernel's word, not the pid=1 the line claims";
+  socket->reset();
+  EXPECT_FALSE(std::filesystem::exists(path)) << "removed on destruction";
+
+  // A socket left behind by a daemon that died is replaced.
+  {
+    sockaddr_un addr{};
+    addr.sun_family = AF_UNIX;
+    std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+    const int stale = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_EQ(bind(stale, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    close(stale);
+  }
+  auto replaced = JobSocket::CreateAt(path);
+  EXPECT_TRUE(replaced) << replaced.error().message();
 }
 
 }  // namespace
