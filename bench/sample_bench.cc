@@ -3,6 +3,8 @@
 // per-process utilization, device 0.
 // Compare with bench/nvml_c_loop.c and bench/pynvml_bench.py (same calls),
 // run together by tests/gpu/run_on_h200.sh. Usage: sample_bench ITERATIONS
+// GPUWATCH_BENCH_NO_STREAMS=1 leaves out the stream probes (sample buffers,
+// XID events): the cost they add.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,7 +21,13 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", backend.error().message().c_str());
     return 1;
   }
-  const FieldMask fields = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
+  FieldMask fields = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
+  const bool no_streams = std::getenv("GPUWATCH_BENCH_NO_STREAMS") != nullptr;
+  if (no_streams) {
+    fields &= ~FieldsWithCadence({Cadence::kEvents});
+    for (FieldId id : {FieldId::kPowerDrawPeakWatts, FieldId::kUtilizationGpuMeanRatio})
+      fields.reset(static_cast<std::size_t>(id));
+  }
   DeviceSample sample;
   for (int i = 0; i < 20; ++i) (*backend)->ReadDevice(0, fields, true, sample);  // warm-up, caches
   const auto t0 = std::chrono::steady_clock::now();
@@ -29,11 +37,11 @@ int main(int argc, char** argv) {
       iterations;
   int ok = 0, total = 0;
   for (const auto& row : Catalogue()) {
-    if (row.scope != Scope::kDevice || row.cadence != Cadence::kInterval) continue;
+    if (row.scope != Scope::kDevice || !Has(fields, row.id)) continue;
     ++total;
     ok += sample.fields[row.id].ok() ? 1 : 0;
   }
-  std::printf("gpuwatch_backend us_per_sample=%.2f fields_ok=%d/%d processes=%zu iterations=%d\n",
-              us, ok, total, sample.processes.size(), iterations);
+  std::printf("gpuwatch_backend%s us_per_sample=%.2f fields_ok=%d/%d processes=%zu iterations=%d\n",
+              no_streams ? "_no_streams" : "", us, ok, total, sample.processes.size(), iterations);
   return 0;
 }

@@ -25,7 +25,9 @@ timeout 60 $GW doctor >"$OUT/doctor.txt" 2>&1
   for round in 1 2 3; do
     echo "== round $round"
     $B/sample_bench 2000
+    GPUWATCH_BENCH_NO_STREAMS=1 $B/sample_bench 2000
     $B/nvml_c_loop 2000
+    GPUWATCH_C_LOOP_NO_STREAMS=1 $B/nvml_c_loop 2000
     python3 bench/pynvml_bench.py 2000
   done
 } >"$OUT/sample_bench.txt" 2>&1
