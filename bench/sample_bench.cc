@@ -21,12 +21,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s\n", backend.error().message().c_str());
     return 1;
   }
-  FieldMask fields = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
+  FieldMask fields = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents, Cadence::kBuffers});
   const bool no_streams = std::getenv("GPUWATCH_BENCH_NO_STREAMS") != nullptr;
   if (no_streams) {
-    fields &= ~FieldsWithCadence({Cadence::kEvents});
-    for (FieldId id : {FieldId::kPowerDrawPeakWatts, FieldId::kUtilizationGpuMeanRatio})
-      fields.reset(static_cast<std::size_t>(id));
+    fields &= ~FieldsWithCadence({Cadence::kEvents, Cadence::kBuffers});
   }
   DeviceSample sample;
   for (int i = 0; i < 20; ++i) (*backend)->ReadDevice(0, fields, true, sample);  // warm-up, caches

@@ -124,6 +124,7 @@ enum class Cadence : std::uint8_t {
   kInterval,  // every sample
   kCostly,    // at most every 5 s: energy (~4 ms on an H200), PCIe throughput (~20 ms)
   kEvents,    // every sample, from events only a running sampler sees (XID); one-shot reads skip it
+  kBuffers,   // every second at most: the driver's sample buffers (~1.2 ms a call on an H200)
 };
 
 // How a value is written where words or a base matter (nvidia-smi, status).

@@ -27,7 +27,8 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
     return ExitStatusFor(source.error());
   }
   CollectOptions collect;
-  collect.fields = FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
+  collect.fields =
+      FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval, Cadence::kBuffers});
   collect.processes = !args.no_processes;
   Snapshot snap = CollectOnce(*source->backend, source->resolver.get(), collect);
 

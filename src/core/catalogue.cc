@@ -149,10 +149,10 @@ FieldInfo{FieldId::kPcieTxBytesPerSecond, "pcie_tx_bytes_per_second", U::kBytesP
   "PCIe transmit throughput.", "", "", "gpuwatch_pcie_tx_bytes_per_second", "DCGM_FI_DEV_PCIE_TX_THROUGHPUT"},
 FieldInfo{FieldId::kPcieRxBytesPerSecond, "pcie_rx_bytes_per_second", U::kBytesPerSecond, K::kGauge, S::kDevice, C::kCostly,
   "PCIe receive throughput.", "", "", "gpuwatch_pcie_rx_bytes_per_second", "DCGM_FI_DEV_PCIE_RX_THROUGHPUT"},
-FieldInfo{FieldId::kPowerDrawPeakWatts, "power_draw_peak_watts", U::kWatts, K::kGauge, S::kDevice, C::kInterval,
-  "Highest power sample in the driver's buffer since the previous read (20 ms samples on recent GPUs): the spikes a 1 s reading averages away.", "", "", "gpuwatch_power_peak_watts", ""},
-FieldInfo{FieldId::kUtilizationGpuMeanRatio, "utilization_gpu_mean_ratio", U::kRatio, K::kGauge, S::kDevice, C::kInterval,
-  "Mean of the driver's GPU utilization samples since the previous read: covers the whole interval, however long.", "", "", "gpuwatch_utilization_mean_ratio", ""},
+FieldInfo{FieldId::kPowerDrawPeakWatts, "power_draw_peak_watts", U::kWatts, K::kGauge, S::kDevice, C::kBuffers,
+  "Highest power sample in the driver's buffer since the previous read, at most every second (20 ms samples on an H200): the spikes a 1 s reading averages away.", "", "", "gpuwatch_power_peak_watts", ""},
+FieldInfo{FieldId::kUtilizationGpuMeanRatio, "utilization_gpu_mean_ratio", U::kRatio, K::kGauge, S::kDevice, C::kBuffers,
+  "Mean of the driver's GPU utilization samples since the previous read, at most every second: covers the whole interval, however long.", "", "", "gpuwatch_utilization_mean_ratio", ""},
 FieldInfo{FieldId::kXidErrorsTotal, "xid_errors_total", U::kCount, K::kCounter, S::kDevice, C::kEvents,
   "XID critical-error events the driver reported since gpuwatch started watching the GPU.", "", "", "gpuwatch_xid_errors_total", ""},
 FieldInfo{FieldId::kXidLast, "xid_last", U::kNone, K::kGauge, S::kDevice, C::kEvents,
@@ -241,6 +241,8 @@ std::chrono::milliseconds DefaultPeriod(Cadence c, std::chrono::milliseconds int
     case Cadence::kInterval:
     case Cadence::kEvents:
       return interval;
+    case Cadence::kBuffers:
+      return std::max(interval, milliseconds(1'000));
     case Cadence::kCostly:
       return std::max(interval, milliseconds(5'000));
   }

@@ -60,6 +60,7 @@ struct Working {
   std::vector<bool> needs_static;
   Clock::time_point last_slow{};
   Clock::time_point last_costly{};
+  Clock::time_point last_buffers{};
   bool first = true;
 };
 
@@ -80,6 +81,10 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
   if (w.first || t0 - w.last_slow >= st.options.slow_period) {
     due |= FieldsWithCadence({Cadence::kSlow});
     w.last_slow = t0;
+  }
+  if (w.first || t0 - w.last_buffers >= st.options.buffers_period) {
+    due |= FieldsWithCadence({Cadence::kBuffers});
+    w.last_buffers = t0;
   }
   if (w.first || t0 - w.last_costly >= st.options.costly_period) {
     due |= FieldsWithCadence({Cadence::kCostly});

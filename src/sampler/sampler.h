@@ -20,6 +20,8 @@ struct SamplerOptions {
   std::chrono::milliseconds interval{1000};  // down to 10 ms
   std::chrono::milliseconds slow_period{10'000};
   std::chrono::milliseconds costly_period{5'000};
+  // The driver's sample buffers (Cadence::kBuffers): at most this often.
+  std::chrono::milliseconds buffers_period{1'000};
   bool processes = true;
   // A sample still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};

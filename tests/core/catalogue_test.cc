@@ -93,7 +93,7 @@ TEST(Catalogue, WordsIndexTheirList) {
 
 TEST(Catalogue, CadenceMasksPartitionTheDeviceFields) {
   const FieldMask one_shot =
-      FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval});
+      FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval, Cadence::kBuffers});
   const FieldMask costly = FieldsWithCadence({Cadence::kCostly});
   const FieldMask events = FieldsWithCadence({Cadence::kEvents});
   EXPECT_TRUE((one_shot & costly).none());
@@ -111,6 +111,8 @@ TEST(Catalogue, DefaultPeriodsFollowCadence) {
   using std::chrono::milliseconds;
   EXPECT_EQ(DefaultPeriod(Cadence::kInterval, milliseconds(10)), milliseconds(10));
   EXPECT_EQ(DefaultPeriod(Cadence::kEvents, milliseconds(10)), milliseconds(10));
+  EXPECT_EQ(DefaultPeriod(Cadence::kBuffers, milliseconds(10)), milliseconds(1000));
+  EXPECT_EQ(DefaultPeriod(Cadence::kBuffers, milliseconds(5000)), milliseconds(5000));
   EXPECT_EQ(DefaultPeriod(Cadence::kCostly, milliseconds(10)), milliseconds(5000));
   EXPECT_EQ(DefaultPeriod(Cadence::kCostly, milliseconds(60000)), milliseconds(60000));
   EXPECT_EQ(DefaultPeriod(Cadence::kSlow, milliseconds(1000)), milliseconds(10000));

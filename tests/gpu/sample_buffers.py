@@ -46,6 +46,15 @@ for kind, name in ((0, "TOTAL_POWER (mW)"), (1, "GPU_UTILIZATION (%)")):
     n2 = ctypes.c_uint(len(buf))
     rc = nvml.nvmlDeviceGetSamples(dev, kind, last, ctypes.byref(vt), ctypes.byref(n2), buf)
     print(f"  1 s later from lastSeenTimeStamp: rc={rc} new_samples={n2.value if rc == 0 else 0}")
+    # The cost of one call from the newest timestamp (what a sampler pays each read).
+    codes = {}
+    t0 = time.perf_counter()
+    for _ in range(200):
+        n2 = ctypes.c_uint(len(buf))
+        r = nvml.nvmlDeviceGetSamples(dev, kind, last, ctypes.byref(vt), ctypes.byref(n2), buf)
+        codes[r] = codes.get(r, 0) + 1
+    us = (time.perf_counter() - t0) / 200 * 1e6
+    print(f"  {us:.0f} us per nvmlDeviceGetSamples call (ctypes, 200 calls), return codes {codes}")
 
 supported = ctypes.c_ulonglong(0)
 rc = nvml.nvmlDeviceGetSupportedEventTypes(dev, ctypes.byref(supported))
