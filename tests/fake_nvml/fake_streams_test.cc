@@ -83,7 +83,7 @@ TEST_F(FakeNvml, PowerSamplesShowA40MsSpikeBetweenOneSecondReads) {
   nvmlReturn_t rc = 0;
   std::vector<nvmlSample_t> first = Samples(Device(0), NVML_TOTAL_POWER_SAMPLES, last_seen, &rc);
   ASSERT_EQ(rc, NVML_SUCCESS);
-  EXPECT_EQ(first.size(), 120u) << "the buffer holds the last 120 samples (2.4 s at 20 ms)";
+  EXPECT_EQ(first.size(), 119u) << "the buffer holds the last 119 samples (2.36 s at 20 ms)";
 
   At(11);
   std::vector<nvmlSample_t> next = Samples(Device(0), NVML_TOTAL_POWER_SAMPLES, last_seen, &rc);
@@ -108,10 +108,11 @@ TEST_F(FakeNvml, UtilizationSamplesCoverTheWholeInterval) {
   At(25);
   std::vector<nvmlSample_t> s = Samples(Device(0), NVML_GPU_UTILIZATION_SAMPLES, last_seen, &rc);
   ASSERT_EQ(rc, NVML_SUCCESS);
-  ASSERT_EQ(s.size(), 60u) << "10 s at 6 samples per second";
+  ASSERT_EQ(s.size(), 50u) << "10 s at 5 samples per second";
   double sum = 0;
   for (const auto& x : s) sum += x.sampleValue.uiVal;
-  EXPECT_NEAR(sum / 60, 50, 1) << "half at 20 %, half at 80 %";
+  EXPECT_DOUBLE_EQ(sum / 50, (24 * 20 + 26 * 80) / 50.0)
+      << "15.2 s .. 19.8 s at 20 %, 20.0 s .. 25.0 s at 80 %";
 
   int value_type = 0;
   unsigned count = 0;
@@ -123,7 +124,7 @@ TEST_F(FakeNvml, UtilizationSamplesCoverTheWholeInterval) {
   EXPECT_EQ(NVML(nvmlDeviceGetSamples)(Device(0), NVML_TOTAL_POWER_SAMPLES, 0, &value_type, &count,
                                        small.data()),
             NVML_ERROR_INSUFFICIENT_SIZE);
-  EXPECT_EQ(count, 120u) << "says how many it holds";
+  EXPECT_EQ(count, 119u) << "says how many it holds";
 }
 
 TEST_F(FakeNvml, XidEntriesAreCheckedWhenTheScenarioLoads) {

@@ -1,9 +1,10 @@
 // Exported NVML entry points that read a stream: the driver's sample buffers
 // (nvmlDeviceGetSamples) and XID events (event sets).
 //
-// Sample buffers hold the last kBufferedSamples samples on a fixed grid of
-// scenario time (power every 20 ms from power_instant, GPU utilization every
-// 1/6 s), stamped with the CPU time they were taken at. Event sets deliver a
+// Sample buffers hold samples on a fixed grid of scenario time, as an H200 on
+// driver 580 does (tests/gpu/sample_buffers.py): power every 20 ms from
+// power_instant, the last 119; GPU utilization every 200 ms, the last 71;
+// stamped with the CPU time they were taken at. Event sets deliver a
 // device's `xid` entries whose time has come since it was registered.
 #include <algorithm>
 #include <chrono>
@@ -21,21 +22,20 @@ using fake::FakeNvml;
 
 namespace {
 
-constexpr int kBufferedSamples = 120;
-
 struct Grid {
   double per_second;                                 // sample k is taken at k / per_second
+  long long buffered;                                // the newest this many are kept
   double (*value)(const fake::DeviceSpec&, double);  // in the sample's unit
 };
 
 std::optional<Grid> GridOf(int type) {
   if (type == NVML_TOTAL_POWER_SAMPLES) {
-    return Grid{50, [](const fake::DeviceSpec& d, double t) {
+    return Grid{50, 119, [](const fake::DeviceSpec& d, double t) {
                   return fake::PowerInstantW(d, t) * 1000.0;  // mW
                 }};
   }
   if (type == NVML_GPU_UTILIZATION_SAMPLES) {
-    return Grid{6, [](const fake::DeviceSpec& d, double t) {
+    return Grid{5, 71, [](const fake::DeviceSpec& d, double t) {
                   return fake::UtilizationGpu(d, t);  // percent
                 }};
   }
@@ -96,7 +96,7 @@ nvmlReturn_t nvmlDeviceGetSamples(nvmlDevice_t device, int type, unsigned long l
     }
     std::vector<nvmlSample_t> fresh;
     const auto last_k = static_cast<long long>(std::floor(c.now.t * grid->per_second + 1e-9));
-    for (long long k = std::max(0LL, last_k - kBufferedSamples + 1); k <= last_k; ++k) {
+    for (long long k = std::max(0LL, last_k - grid->buffered + 1); k <= last_k; ++k) {
       const double t = static_cast<double>(k) / grid->per_second;
       nvmlSample_t s{};
       s.timeStamp = c.clock.TimestampUsAt(c.now, std::min(t, c.now.t));
