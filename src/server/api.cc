@@ -59,9 +59,11 @@ json SnapshotDocument(const Published& p, const ApiContext& c) {
     d["framework"] = json::array();
     for (const FrameworkMemory& f : p.framework) {
       if (f.gpu != d["index"].get<int>()) continue;
+      json bytes = {{"allocated", nullptr}, {"reserved", nullptr}};  // always there, maybe null
+      for (const auto& [kind, value] : f.bytes) bytes[kind] = value;
       d["framework"].push_back({{"pid", f.pid},
                                 {"framework", f.framework},
-                                {"bytes", f.bytes},
+                                {"bytes", std::move(bytes)},
                                 {"time", UnixSeconds(f.time)}});
     }
     // Identity at the device level too, for readers that want no field lookup.
