@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -234,6 +235,9 @@ class Daemon {
             Log(EventLogLine(e));  // alerts are logged by their rules' log action
         }
         ReadJobs(events);
+        // Marks arrived before this snapshot was taken: the events stay in time order.
+        std::stable_sort(events.begin(), events.end(),
+                         [](const Event& a, const Event& b) { return a.time < b.time; });
         if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
         hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events,
                       framework_.Current(*snap));

@@ -2,7 +2,7 @@
 // Headless-browser check of the live dashboard that `gpuwatch serve` answers at "/".
 //
 //   node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark]
-//        [--expect-demo] [--seconds N] [--demo]
+//        [--expect-demo] [--expect-framework] [--seconds N] [--demo]
 //
 // URL: a running server (e.g. http://127.0.0.1:19999/ from `gpuwatch serve --demo --listen
 // 127.0.0.1:19999`). --fixture instead starts web/fixtures/dev_server.mjs (8 GPUs, 100
@@ -32,12 +32,12 @@ const kLongTaskMs = 50;
 
 function usage(message) {
   console.error(`check_dashboard: ${message}`);
-  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark] [--expect-demo] [--seconds N] [--demo]');
+  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark] [--expect-demo] [--expect-framework] [--seconds N] [--demo]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { url: null, fixture: false, screenshot: null, dark: false, expectDemo: false, seconds: 10, demo: false };
+  const args = { url: null, fixture: false, screenshot: null, dark: false, expectDemo: false, expectFramework: false, seconds: 10, demo: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--screenshot') args.screenshot = argv[++i] || usage('--screenshot needs a file');
@@ -46,6 +46,7 @@ function parseArgs(argv) {
       if (!(args.seconds >= 1)) usage('--seconds needs a number >= 1');
     } else if (a === '--dark') args.dark = true;
     else if (a === '--expect-demo') args.expectDemo = true;
+    else if (a === '--expect-framework') args.expectFramework = true;
     else if (a === '--fixture') args.fixture = true;
     else if (a === '--demo') args.demo = true;
     else if (a.startsWith('--')) usage(`unknown option ${a}`);
@@ -291,8 +292,16 @@ async function checkPage(page, base, r, args, server) {
     alerts: [...c.querySelectorAll('.gw-card-alert')].map((a) => a.textContent),
     stats: Object.fromEntries([...c.querySelectorAll('.gw-stat')].map((s) => [s.querySelector('.gw-stat-label').textContent, s.querySelector('.gw-stat-value').textContent])),
     throttle: c.querySelector('.gw-throttle-words').textContent,
+    framework: ((f) => (f && !f.hidden ? f.textContent : ''))(c.querySelector('.gw-framework')),
   })));
   const cardOf = (gpu) => cards.find((c) => c.gpu === gpu);
+  const withFramework = devices.filter((d) => (d.framework || []).length > 0);
+  if (args.expectFramework) r.check(withFramework.length > 0, '--expect-framework: a GPU in the snapshot has framework memory', `${withFramework.length} GPUs`);
+  for (const d of withFramework) {
+    const card = cardOf(d.index);
+    const name = d.framework[0].framework;
+    r.check(!!card && card.framework.includes(name), `GPU ${d.index}'s card shows the ${name} memory its job reported`, card ? JSON.stringify(card.framework) : 'no such card');
+  }
   const gpuAlerts = (snap.alerts || []).filter((a) => a.gpu != null);
   if (gpuAlerts.length === 0) r.check(true, 'alerts on GPU cards (none in the snapshot to look for)');
   for (const a of gpuAlerts.slice(0, 4)) {
