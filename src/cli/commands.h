@@ -18,6 +18,7 @@ Runner AddWatchCommand(CLI::App& app, const CommonArgs& common);
 Runner AddRunCommand(CLI::App& app, const CommonArgs& common);
 Runner AddReportCommand(CLI::App& app, const CommonArgs& common);
 Runner AddServeCommand(CLI::App& app, const CommonArgs& common);
+Runner AddSelectCommand(CLI::App& app, const CommonArgs& common);
 
 // Rewrites nvidia-smi's multi-letter single-dash options (-lms) to their long
 // gpuwatch spelling before CLI11 sees them.

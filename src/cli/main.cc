@@ -17,7 +17,8 @@ int main(int argc, char** argv) {
     const Runner status = AddStatusCommand(app, common);
     const Runner runners[] = {AddQueryCommand(app, common),  AddDoctorCommand(app, common),
                               AddWatchCommand(app, common),  AddRunCommand(app, common),
-                              AddReportCommand(app, common), AddServeCommand(app, common)};
+                              AddReportCommand(app, common), AddServeCommand(app, common),
+                              AddSelectCommand(app, common)};
     std::vector<std::string> args = NormalizeArgs(argc, argv);
     std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse
     try {

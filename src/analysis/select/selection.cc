@@ -1,0 +1,170 @@
+#include "analysis/select/selection.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+
+namespace gpuwatch::select {
+namespace {
+
+std::optional<double> Number(const Reading& r) {
+  if (!r.is_number()) return std::nullopt;
+  return r.number();
+}
+
+std::string Text(const Reading& r) { return r.is_text() ? r.text() : std::string(); }
+
+std::string Percent(double ratio) { return fmt::format("{:.0f} %", ratio * 100); }
+
+std::string Size(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
+
+Candidate Evaluate(const DeviceSample& d, const Criteria& c,
+                   const std::optional<std::set<int>>& visible) {
+  Candidate out;
+  out.index = d.index;
+  out.uuid = Text(d.fields[FieldId::kUuid]);
+  auto& why = out.reasons;
+  if (d.health != DeviceHealth::kOk) {
+    why.push_back(
+        fmt::format("not healthy ({})", d.health_detail.empty() ? "lost" : d.health_detail));
+    return out;
+  }
+  if (visible && !visible->count(d.index)) why.push_back("not in CUDA_VISIBLE_DEVICES");
+  if (c.exclude.count(d.index)) why.push_back("excluded");
+  const auto total = Number(d.fields[FieldId::kMemoryTotalBytes]);
+  const auto free = Number(d.fields[FieldId::kMemoryFreeBytes]);
+  const auto util = Number(d.fields[FieldId::kUtilizationGpuRatio]);
+  if (!total || !free || *total <= 0) {
+    why.push_back("memory unknown");
+    return out;
+  }
+  double counted_free = *free;
+  for (const ProcessSample& p : d.processes) {
+    if (!c.free_users.count(p.host.user)) continue;
+    if (auto m = Number(p.fields[FieldId::kProcessUsedMemoryBytes])) counted_free += *m;
+  }
+  counted_free = std::min(counted_free, *total);
+  out.free_bytes = counted_free;
+  out.memory_utilization = 1.0 - counted_free / *total;
+  out.utilization = util.value_or(0);
+  if (c.min_free_bytes && counted_free < *c.min_free_bytes) {
+    why.push_back(fmt::format("{} free < {}", Size(counted_free), Size(*c.min_free_bytes)));
+  }
+  if (c.max_memory_utilization && out.memory_utilization > *c.max_memory_utilization) {
+    why.push_back(fmt::format("memory {} used > {}", Percent(out.memory_utilization),
+                              Percent(*c.max_memory_utilization)));
+  }
+  if (c.max_utilization) {
+    if (!util) {
+      why.push_back("utilization unknown");
+    } else if (*util > *c.max_utilization) {
+      why.push_back(
+          fmt::format("utilization {} > {}", Percent(*util), Percent(*c.max_utilization)));
+    }
+  }
+  return out;
+}
+
+// A UUID entry of CUDA_VISIBLE_DEVICES: the GPU it names (a unique prefix
+// of a UUID, with or without "GPU-").
+std::optional<int> ByUuid(std::string_view entry, const Snapshot& s) {
+  std::optional<int> found;
+  for (const DeviceSample& d : s.devices) {
+    const std::string uuid = Text(d.fields[FieldId::kUuid]);
+    const std::string_view bare = std::string_view(uuid).substr(uuid.rfind("GPU-", 0) == 0 ? 4 : 0);
+    if (uuid.rfind(entry, 0) == 0 || bare.rfind(entry, 0) == 0) {
+      if (found) return std::nullopt;  // ambiguous: CUDA stops there too
+      found = d.index;
+    }
+  }
+  return found;
+}
+
+}  // namespace
+
+Result<Order> ParseOrder(std::string_view text) {
+  if (text == "load") return Order::kLoad;
+  if (text == "memory") return Order::kMemory;
+  if (text == "index") return Order::kIndex;
+  if (text == "random") return Order::kRandom;
+  return Status::InvalidArgument(
+      fmt::format("--order \"{}\": must be load, memory, index or random", text));
+}
+
+Result<std::optional<std::set<int>>> VisibleIndices(std::optional<std::string_view> visible,
+                                                    std::optional<std::string_view> order,
+                                                    const Snapshot& snapshot) {
+  if (!visible) return std::optional<std::set<int>>();
+  bool one_model = true;
+  for (const DeviceSample& d : snapshot.devices) {
+    one_model = one_model && Text(d.fields[FieldId::kName]) ==
+                                 Text(snapshot.devices.front().fields[FieldId::kName]);
+  }
+  std::set<int> out;
+  std::string_view rest = *visible;
+  while (!rest.empty()) {
+    const auto comma = rest.find(',');
+    std::string_view entry = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    while (!entry.empty() && entry.front() == ' ') entry.remove_prefix(1);
+    while (!entry.empty() && entry.back() == ' ') entry.remove_suffix(1);
+    int ordinal = -1;
+    const auto [end, ec] = std::from_chars(entry.data(), entry.data() + entry.size(), ordinal);
+    if (ec == std::errc() && end == entry.data() + entry.size()) {
+      if (!(order && *order == "PCI_BUS_ID") && !one_model) {
+        return Status::InvalidArgument(
+            "CUDA_VISIBLE_DEVICES lists ordinals, but these GPUs are of several models and "
+            "CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA may number them differently from NVML. "
+            "Set CUDA_DEVICE_ORDER=PCI_BUS_ID or list UUIDs");
+      }
+      const bool exists = std::any_of(snapshot.devices.begin(), snapshot.devices.end(),
+                                      [&](const DeviceSample& d) { return d.index == ordinal; });
+      if (!exists) break;  // CUDA ignores this entry and the ones after it
+      out.insert(ordinal);
+      continue;
+    }
+    auto found = ByUuid(entry, snapshot);
+    if (!found) break;
+    out.insert(*found);
+  }
+  return std::optional<std::set<int>>(std::move(out));
+}
+
+Choice Choose(const Snapshot& snapshot, const Criteria& criteria,
+              const std::optional<std::set<int>>& visible) {
+  Choice choice;
+  for (const DeviceSample& d : snapshot.devices) {
+    choice.candidates.push_back(Evaluate(d, criteria, visible));
+  }
+  std::vector<Candidate> ok;
+  for (const Candidate& c : choice.candidates) {
+    if (c.reasons.empty()) ok.push_back(c);
+  }
+  switch (criteria.order) {
+    case Order::kLoad:
+      std::stable_sort(ok.begin(), ok.end(), [](const Candidate& a, const Candidate& b) {
+        return a.utilization + a.memory_utilization < b.utilization + b.memory_utilization;
+      });
+      break;
+    case Order::kMemory:
+      std::stable_sort(ok.begin(), ok.end(), [](const Candidate& a, const Candidate& b) {
+        return a.free_bytes > b.free_bytes;
+      });
+      break;
+    case Order::kIndex:
+      break;  // snapshot order is NVML order
+    case Order::kRandom: {
+      std::mt19937_64 rng(criteria.seed);
+      std::shuffle(ok.begin(), ok.end(), rng);
+      break;
+    }
+  }
+  const auto n =
+      std::min<std::size_t>(ok.size(), static_cast<std::size_t>(std::max(0, criteria.count)));
+  choice.chosen.assign(ok.begin(), ok.begin() + static_cast<std::ptrdiff_t>(n));
+  return choice;
+}
+
+}  // namespace gpuwatch::select

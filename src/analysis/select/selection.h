@@ -1,0 +1,65 @@
+// Choosing GPUs for the next job (`gpuwatch select`): which GPUs qualify
+// under the caller's limits, in which order, and why each other GPU was not
+// chosen. Pure: a snapshot in, a choice out.
+//
+// CUDA_VISIBLE_DEVICES: a job can only use the GPUs it lists. Entries are
+// CUDA ordinals or UUIDs (GPU-..., or a unique prefix); as CUDA does, the
+// list ends at the first entry that names no GPU. Ordinals are NVML indices
+// only under CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA's default, FASTEST_FIRST,
+// may order mixed models otherwise): on a fleet of one model the two orders
+// agree; with mixed models and no PCI_BUS_ID, ordinals are an error.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuwatch/snapshot.h"
+#include "gpuwatch/status.h"
+
+namespace gpuwatch::select {
+
+enum class Order { kLoad, kMemory, kIndex, kRandom };
+
+struct Criteria {
+  int count = 1;
+  std::optional<double> min_free_bytes;
+  std::optional<double> max_utilization;         // ratio 0..1
+  std::optional<double> max_memory_utilization;  // used / total, 0..1
+  std::set<int> exclude;                         // NVML indices
+  Order order = Order::kLoad;
+  std::set<std::string> free_users;  // their processes' memory counts as free
+  std::uint64_t seed = 0;            // kRandom
+};
+
+struct Candidate {
+  int index = 0;
+  std::string uuid;
+  double free_bytes = 0;  // with free_users' memory counted as free
+  double utilization = 0;
+  double memory_utilization = 0;
+  std::vector<std::string> reasons;  // why it does not qualify; empty: it does
+};
+
+struct Choice {
+  std::vector<Candidate> chosen;      // in order
+  std::vector<Candidate> candidates;  // every GPU considered, with its reasons
+};
+
+// The NVML indices CUDA_VISIBLE_DEVICES lets a job use (nullopt: unset, all).
+Result<std::optional<std::set<int>>> VisibleIndices(std::optional<std::string_view> visible,
+                                                    std::optional<std::string_view> order,
+                                                    const Snapshot& snapshot);
+
+// Chooses `criteria.count` GPUs among `visible` (all when nullopt). NotFound
+// when fewer qualify; the Choice still lists every candidate's reasons.
+Choice Choose(const Snapshot& snapshot, const Criteria& criteria,
+              const std::optional<std::set<int>>& visible);
+
+// "order must be load, memory, index or random".
+Result<Order> ParseOrder(std::string_view text);
+
+}  // namespace gpuwatch::select

@@ -1,0 +1,67 @@
+// `gpuwatch select` end to end on the demo fleet at a frozen time: the
+// choice, its formats, CUDA_VISIBLE_DEVICES, the per-GPU reasons when too few
+// qualify, and every option's bad values.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "cli_util.h"
+
+namespace {
+using gpuwatch::testing::CmdResult;
+using gpuwatch::testing::Gpuwatch;
+
+TEST(CliSelect, PrintsTheChoiceInEachFormat) {
+  const CmdResult one = Gpuwatch("--demo select");
+  ASSERT_EQ(one.code, 0) << one.err;
+  EXPECT_TRUE(std::regex_match(one.out, std::regex("[0-7]\n"))) << one.out;
+  const CmdResult env = Gpuwatch("--demo select -n 2 --format env --order index");
+  ASSERT_EQ(env.code, 0) << env.err;
+  EXPECT_EQ(env.out, "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=0,1\n");
+  const CmdResult uuid = Gpuwatch("--demo select --format uuid --order index");
+  ASSERT_EQ(uuid.code, 0) << uuid.err;
+  EXPECT_EQ(uuid.out.rfind("GPU-", 0), 0u) << uuid.out;
+}
+
+TEST(CliSelect, TooFewQualifyExits1AndSaysWhyForEachGpu) {
+  const CmdResult r = Gpuwatch("--demo select -n 8 --max-util 30%");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.out, "") << "nothing to eval";
+  EXPECT_NE(r.err.find("8 GPUs asked, 2 qualify:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 0: utilization 95 % > 30 %"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 4: qualifies"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 5: utilization unknown"), std::string::npos)
+      << "the MIG GPU reports no utilization: " << r.err;
+}
+
+TEST(CliSelect, HonoursCudaVisibleDevices) {
+  const CmdResult r = Gpuwatch("--demo select -n 2 --order index",
+                               "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=3,6");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "3,6\n");
+  const CmdResult mixed = Gpuwatch("--demo select", "CUDA_VISIBLE_DEVICES=3");
+  EXPECT_EQ(mixed.code, 2) << "the demo mixes models: ordinals are ambiguous without PCI_BUS_ID";
+  EXPECT_NE(mixed.err.find("Set CUDA_DEVICE_ORDER=PCI_BUS_ID or list UUIDs"), std::string::npos)
+      << mixed.err;
+}
+
+TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
+  const std::pair<std::string, std::string> cases[] = {
+      {"--count 0", "--count 0: must be at least 1"},
+      {"--min-free 5parsecs", "--min-free:"},
+      {"--max-util 130", "--max-util \"130\": expected a percentage from 0 to 100"},
+      {"--max-memory-util lots", "--max-memory-util \"lots\": expected a percentage"},
+      {"--exclude 1,x", "--exclude \"1,x\": \"x\" is not a GPU index"},
+      {"--order fastest", "--order \"fastest\": must be load, memory, index or random"},
+      {"--format json", "--format \"json\": must be index, uuid or env"},
+  };
+  for (const auto& [args, why] : cases) {
+    const CmdResult r = Gpuwatch("--demo select " + args);
+    EXPECT_EQ(r.code, 2) << args;
+    EXPECT_NE(r.err.find(why), std::string::npos) << args << ": " << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+}  // namespace
