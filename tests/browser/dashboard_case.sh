@@ -6,20 +6,12 @@
 # gets 401.
 #   dashboard_case.sh BUILD_DIR ARTIFACT_DIR PORT
 set -euo pipefail
-build=$1
-artifacts=$2
-port=$3
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$artifacts"
-work=$(mktemp -d)
-unset GPUWATCH_FAKE_TIME
+source "$(dirname "$0")/case_lib.sh"
+case_setup "$@"
 "$build/gpuwatch" --demo serve --listen "127.0.0.1:$port" -i 1s >"$work/serve.log" 2>&1 &
 server=$!
 trap 'kill $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
-  sleep 0.2
-done
+wait_for "http://127.0.0.1:$port/readyz" || true
 # The demo fleet's hot GPU fires its alert after its rule's 30 s: wait for it
 # (bounded), so the dashboard has an alert to show.
 for _ in $(seq 1 90); do
@@ -36,10 +28,7 @@ hash=$(python3 -c "import crypt; print(crypt.crypt('s3cret', crypt.mksalt(crypt.
 printf 'basic_auth_users:\n  alice: %s\n' "$hash" >"$work/web.yml"
 "$build/gpuwatch" --demo serve --listen "127.0.0.1:$port" --web-config "$work/web.yml" >"$work/serve.log" 2>&1 &
 server=$!
-for _ in $(seq 1 100); do
-  curl -sf "http://127.0.0.1:$port/healthz" >/dev/null && break
-  sleep 0.2
-done
+wait_for "http://127.0.0.1:$port/healthz" || true
 fail() { echo "not ok - $*"; exit 1; }
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/")" = 401 ] || fail "dashboard without credentials is 401"
 [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/metrics")" = 401 ] || fail "/metrics without credentials is 401"

@@ -6,13 +6,8 @@
 # shows the framework memory the job sent.
 #   dashboard_fleet_case.sh BUILD_DIR ARTIFACT_DIR PORT
 set -euo pipefail
-build=$1
-artifacts=$2
-port=$3
-here=$(cd "$(dirname "$0")" && pwd)
-mkdir -p "$artifacts"
-work=$(mktemp -d)
-unset GPUWATCH_FAKE_TIME
+source "$(dirname "$0")/case_lib.sh"
+case_setup "$@"
 {
   echo "clock: wall"
   echo "period: 1h"
@@ -32,10 +27,7 @@ unset GPUWATCH_FAKE_TIME
 server=$!
 job=
 trap 'kill $server $job 2>/dev/null; wait $server 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 1 100); do
-  [ -S "$work/gpuwatch.sock" ] && curl -sf "http://127.0.0.1:$port/readyz" >/dev/null && break
-  sleep 0.2
-done
+wait_for "http://127.0.0.1:$port/readyz" || true  # the socket is made before the listener
 # The job: lists itself on GPU 0 (pid_file) and reports torch memory every second.
 python3 - "$work/gpuwatch.sock" "$work/job.pid" <<'PY' &
 import os, socket, sys, time
