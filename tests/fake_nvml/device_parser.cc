@@ -100,21 +100,24 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
                          std::optional<unsigned>* device) {
   MapReader r(node, where);
   ProcessSpec p;
-  auto pid = r.Number("pid");
+  const bool has_pid = r.Has("pid");
   if (auto file = r.String("pid_file")) {
-    if (pid) throw ScenarioError(node.Mark(), "give 'pid' or 'pid_file', not both, in " + where);
+    if (has_pid) {
+      throw ScenarioError(node.Mark(), "give 'pid' or 'pid_file', not both, in " + where);
+    }
     p.pid_file = *file;
-  } else if (!pid || *pid <= 0) {
-    throw ScenarioError(node.Mark(), "a positive 'pid' (or a 'pid_file') is required in " + where);
   } else {
-    p.pid = static_cast<unsigned>(*pid);
+    p.pid = has_pid ? ReadUnsigned(r, "pid", 0) : 0;
+    if (p.pid == 0) {
+      throw ScenarioError(node.Mark(),
+                          "a positive 'pid' (or a 'pid_file') is required in " + where);
+    }
   }
   const std::string named =
       "process " + (p.pid_file.empty() ? std::to_string(p.pid) : p.pid_file) + " (" + where + ")";
   if (device != nullptr) {
-    auto d = r.Number("device");
-    if (!d) throw ScenarioError(node.Mark(), "'device' is required in " + named);
-    *device = static_cast<unsigned>(*d);
+    if (!r.Has("device")) throw ScenarioError(node.Mark(), "'device' is required in " + named);
+    *device = ReadUnsigned(r, "device", 0);
   }
   if (auto type = r.String("type")) {
     if (*type == "compute" || *type == "C") {
@@ -135,8 +138,8 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
   p.enc_util = r.SeriesAt("enc_util", seed).value_or(Series());
   p.dec_util = r.SeriesAt("dec_util", seed).value_or(Series());
   p.util_stale = r.Bool("util_stale").value_or(false);
-  if (auto gi = r.Number("gi")) p.gi = static_cast<unsigned>(*gi);
-  if (auto ci = r.Number("ci")) p.ci = static_cast<unsigned>(*ci);
+  if (r.Has("gi")) p.gi = ReadUnsigned(r, "gi", 0);
+  if (r.Has("ci")) p.ci = ReadUnsigned(r, "ci", 0);
   r.Finish();
   return p;
 }
@@ -199,9 +202,13 @@ DeviceSpec ParseDevice(const YAML::Node& node, unsigned index) {
   s.display_mode = d.Bool("display_mode");
   s.display_active = d.Bool("display_active").value_or(false);
   ReadMig(d, s, index);
-  s.supported_clock_event_reasons = static_cast<std::uint64_t>(
-      d.Number("supported_clock_event_reasons")
-          .value_or(static_cast<double>(s.supported_clock_event_reasons)));
+  if (auto mask = d.Number("supported_clock_event_reasons")) {
+    if (!(*mask >= 0 && *mask < 18446744073709551616.0)) {  // 2^64
+      throw ScenarioError(d.Get("supported_clock_event_reasons").Mark(),
+                          "supported_clock_event_reasons of " + where + " must be a 64-bit mask");
+    }
+    s.supported_clock_event_reasons = static_cast<std::uint64_t>(*mask);
+  }
 
   // Dynamic series.
   s.memory_used = d.SeriesAt("memory_used", seed, SizeBytes);

@@ -44,10 +44,10 @@ FaultSpec ParseFault(const YAML::Node& node, std::size_t index, const Scenario& 
   f.where = Where(scenario.path, node.Mark());
   if (auto d = r.Number("device")) {
     if (*d < 0 || *d >= static_cast<double>(scenario.devices.size())) {
-      throw ScenarioError(r.Get("device").Mark(),
-                          "device " + std::to_string(static_cast<long>(*d)) + " of " + where +
-                              " does not exist (" + std::to_string(scenario.devices.size()) +
-                              " devices)");
+      throw ScenarioError(r.Get("device").Mark(), "device " + r.Get("device").Scalar() + " of " +
+                                                      where + " does not exist (" +
+                                                      std::to_string(scenario.devices.size()) +
+                                                      " devices)");
     }
     f.device = static_cast<unsigned>(*d);
   }
@@ -90,7 +90,11 @@ FaultSpec ParseFault(const YAML::Node& node, std::size_t index, const Scenario& 
   if (r.Has("process_list_race")) {
     MapReader c(r.Get("process_list_race"), "process_list_race of " + where);
     f.kind = FaultKind::kProcessListRace;
-    f.extra = static_cast<unsigned>(c.Number("extra").value_or(1));
+    const double extra = c.Number("extra").value_or(1);
+    if (!(extra >= 0 && extra <= 4096)) {
+      throw ScenarioError(c.Get("extra").Mark(), "'extra' of " + c.where() + " must be 0..4096");
+    }
+    f.extra = static_cast<unsigned>(extra);
     c.Finish();
     ++kinds;
   }
