@@ -4,10 +4,12 @@
 // ends. The exit status is the job's; SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to
 // gpuwatch are forwarded to the job's process group.
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -16,6 +18,7 @@
 #include "analysis/job/job_summary.h"
 #include "analysis/job/memory_guard.h"
 #include "cli/child_process.h"
+#include "cli/claim_options.h"
 #include "cli/commands.h"
 #include "cli/pipeline.h"
 #include "cli/signals.h"
@@ -34,6 +37,7 @@ namespace {
 struct RunArgs {
   std::string interval = "100ms";
   std::string gpus;
+  ClaimOptions claim;
   std::string memory_limit;
   std::string grace = "10s";
   PipelineOptions outputs;
@@ -72,6 +76,21 @@ Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
     start = comma + 1;
   }
   return out;
+}
+
+// "auto" or "auto:N": how many GPUs to choose and lease; nullopt when
+// --gpus names GPUs itself.
+Result<std::optional<int>> AutoCount(const std::string& spec) {
+  if (spec != "auto" && !spec.starts_with("auto:")) return std::optional<int>();
+  if (spec == "auto") return std::optional<int>(1);
+  const std::string n = spec.substr(5);
+  char* end = nullptr;
+  const long v = std::strtol(n.c_str(), &end, 10);
+  if (n.empty() || end != n.c_str() + n.size() || v < 1 || v > 4096) {
+    return Status::InvalidArgument(
+        fmt::format("--gpus \"{}\": expected auto:N with N from 1 to 4096", spec));
+  }
+  return std::optional<int>(static_cast<int>(v));
 }
 
 int RunRun(const CommonArgs& common, RunArgs args) {
@@ -114,6 +133,26 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       if (!s.ok()) return Usage("--report: " + s.message());
     }
   }
+  auto auto_count = AutoCount(args.gpus);
+  if (!auto_count) return Usage(auto_count.error().message());
+  std::optional<ClaimRequest> claim;
+  if (*auto_count) {
+    args.claim.count = **auto_count;
+    auto request = BuildClaimRequest(args.claim);
+    if (!request) return Usage(request.error().message());
+    request->lease = true;
+    auto me = host::ProcessLiveness("/proc").Identify(static_cast<std::uint32_t>(getpid()));
+    if (!me) return Usage(me.error().message());
+    request->holders = {*me};
+    request->user = CurrentUser();
+    for (const auto& a : args.command)
+      request->command += (request->command.empty() ? "" : " ") + a;
+    claim = std::move(*request);
+  } else if (AnyLimit(args.claim)) {
+    return Usage(
+        "--min-free, --max-util, --max-memory-util, --exclude, --order, --account-as-free and "
+        "--wait choose GPUs: use them with --gpus auto:N");
+  }
 
   auto source = OpenSource(common);
   if (!source) {
@@ -121,7 +160,30 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     return ExitStatusFor(source.error());
   }
   std::map<std::string, std::string> env;
-  if (!args.gpus.empty()) {
+  CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  std::optional<HeldLeases> held;
+  std::optional<JobLease> job_lease;
+  if (claim) {
+    auto outcome = ClaimGpus(*source, *claim, "gpuwatch run", std::cerr);
+    if (!outcome) {
+      std::cerr << "gpuwatch run: " << outcome.error().message() << "\n";
+      return ExitStatusFor(outcome.error());
+    }
+    if (outcome->kind != ClaimOutcome::Kind::kGranted) {
+      return ExplainRefusal("gpuwatch run", *claim, *outcome, std::cerr);
+    }
+    held.emplace(MachineLeaseBook(), outcome->ticket);
+    job_lease.emplace();
+    for (const auto& c : outcome->choice.chosen) job_lease->devices.push_back(c.id);
+    job_lease->ticket = outcome->ticket;
+    job_lease->granted = outcome->granted;
+    job_lease->waited = std::chrono::duration_cast<std::chrono::milliseconds>(outcome->waited);
+    env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+    env["CUDA_VISIBLE_DEVICES"] = DeviceList(outcome->choice, false);
+    terminal.Line(fmt::format("leased GPU {} (ticket #{}): CUDA_VISIBLE_DEVICES={}",
+                              DeviceList(outcome->choice, false), outcome->ticket,
+                              env["CUDA_VISIBLE_DEVICES"]));
+  } else if (!args.gpus.empty()) {
     auto visible = VisibleDevices(args.gpus, source->backend->DeviceCount());
     if (!visible) return Usage(visible.error().message());
     // CUDA numbers GPUs fastest-first unless told to use PCI order, which is NVML's.
@@ -144,12 +206,17 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
   sampler.Start();
   const auto started = std::chrono::system_clock::now();
-  CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
   auto child = ChildProcess::Spawn(args.command, env);
   if (!child) {
     sampler.Stop();
     std::cerr << "gpuwatch run: " << child.error().message() << "\n";
     return 127;
+  }
+  if (held) {
+    // The job keeps its GPUs while it lives, even if gpuwatch is killed.
+    auto job = host::ProcessLiveness("/proc").Identify(static_cast<std::uint32_t>(child->pid()));
+    const Status added = job ? held->AddHolder(*job) : job.error();
+    if (!added.ok()) terminal.Line("warning: the lease does not name the job: " + added.message());
   }
 
   JobSummary summary(args.command, started);
@@ -224,8 +291,10 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   (*pipeline)->Close();
   std::map<int, std::chrono::milliseconds> throttled;
   for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
-  const JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
-                                              (*pipeline)->diagnoser().starved_totals(), throttled);
+  held.reset();  // the job is over: its GPUs go to the next in the queue
+  JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
+                                        (*pipeline)->diagnoser().starved_totals(), throttled);
+  job_report.lease = job_lease;
   if (!args.quiet) std::cerr << RenderJobReport(job_report);
   if (json_file) {
     const std::string text = JobReportToJson(job_report).dump(2) + "\n";
@@ -260,7 +329,9 @@ Runner AddRunCommand(CLI::App& app, const CommonArgs& common) {
   r->add_option("-i,--interval", args->interval,
                 "Time between samples (default 100ms, enough to catch spikes)");
   r->add_option("--gpus", args->gpus,
-                "Only these GPUs (indices or UUIDs): sets CUDA_VISIBLE_DEVICES in PCI order");
+                "Only these GPUs (indices or UUIDs), or auto:N: the N least busy, leased until "
+                "the job ends (docs/select.md). Sets CUDA_VISIBLE_DEVICES in PCI order");
+  AddClaimOptions(*r, args->claim);
   r->add_option("--memory-limit", args->memory_limit,
                 "GPU memory budget of the job (e.g. 40GiB): warn at 90 %, SIGTERM at 100 %, "
                 "SIGKILL after --grace");

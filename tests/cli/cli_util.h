@@ -37,16 +37,18 @@ struct CmdResult {
   std::string err;
 };
 
-// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100.
+// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100,
+// with leases in a directory of its own (ENV may name another).
 inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() /
                        ("gw-cli-" + std::to_string(getpid()) + "-" + std::to_string(n++));
   fs::create_directories(dir);
-  const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
-                          " && env GPUWATCH_FAKE_TIME=100 " + env + " " + GPUWATCH_BINARY_DIR +
-                          "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
-                          (dir / "err").string();
+  const std::string cmd =
+      "cd " + std::string(GPUWATCH_SOURCE_DIR) +
+      " && env GPUWATCH_FAKE_TIME=100 GPUWATCH_RUNTIME_DIR=" + (dir / "run").string() + " " + env +
+      " " + GPUWATCH_BINARY_DIR + "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
+      (dir / "err").string();
   const int status = std::system(cmd.c_str());
   CmdResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;

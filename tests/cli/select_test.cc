@@ -28,11 +28,15 @@ TEST(CliSelect, TooFewQualifyExits1AndSaysWhyForEachGpu) {
   const CmdResult r = Gpuwatch("--demo select -n 8 --max-util 30%");
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.out, "") << "nothing to eval";
-  EXPECT_NE(r.err.find("8 GPUs asked, 2 qualify:"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("8 GPUs with utilization ≤ 30 % asked, 2 qualify:"), std::string::npos)
+      << r.err;
   EXPECT_NE(r.err.find("GPU 0: utilization 95 % > 30 %"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("GPU 4: qualifies"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("GPU 5: utilization unknown"), std::string::npos)
-      << "the MIG GPU reports no utilization: " << r.err;
+  EXPECT_NE(r.err.find("GPU 5: MIG mode on: its MIG devices (5:0, 5:1) are offered"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("GPU 5:1: utilization unknown"), std::string::npos)
+      << "MIG devices report no utilization: " << r.err;
 }
 
 TEST(CliSelect, HonoursCudaVisibleDevices) {
@@ -48,7 +52,10 @@ TEST(CliSelect, HonoursCudaVisibleDevices) {
 
 TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
   const std::pair<std::string, std::string> cases[] = {
-      {"--count 0", "--count 0: must be at least 1"},
+      {"--count 0", "--count 0: expected 1 to 4096"},
+      {"--wait soon", "--wait: "},
+      {"--lease --lease-owner 4000000000", "--lease-owner 4000000000: no process"},
+      {"--lease-owner 1", "--lease-owner needs --lease, --wait or --release"},
       {"--min-free 5parsecs", "--min-free:"},
       {"--max-util 130", "--max-util \"130\": expected a percentage from 0 to 100"},
       {"--max-memory-util lots", "--max-memory-util \"lots\": expected a percentage"},

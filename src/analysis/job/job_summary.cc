@@ -135,6 +135,12 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
   std::string command;
   for (const auto& a : r.command) command += (command.empty() ? "" : " ") + a;
   if (!command.empty()) rows.push_back({"command", command});
+  if (r.lease) {
+    std::string devices;
+    for (const auto& d : r.lease->devices) devices += (devices.empty() ? "" : ",") + d;
+    rows.push_back({"leased", fmt::format("GPU {} (ticket #{}), after waiting {}", devices,
+                                          r.lease->ticket, Duration(r.lease->waited))});
+  }
   rows.push_back({"duration", Duration(r.duration)});
   if (r.exit_status) rows.push_back({"exit status", std::to_string(*r.exit_status)});
   if (r.gpus.empty()) rows.push_back({"GPUs", "none: no process of the job used a GPU"});
@@ -252,6 +258,15 @@ json JobReportToJson(const JobReport& r) {
     framework[std::to_string(gpu)] = {
         {"framework", f.framework}, {"last", f.last}, {"peak", f.peak}};
   }
+  json lease = nullptr;
+  if (r.lease) {
+    lease = {{"devices", r.lease->devices},
+             {"ticket", r.lease->ticket},
+             {"granted_at_ns", std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   r.lease->granted.time_since_epoch())
+                                   .count()},
+             {"waited_seconds", ms(r.lease->waited)}};
+  }
   return json{{"schema", "gpuwatch.run/1"},
               {"command", r.command},
               {"duration_seconds", ms(r.duration)},
@@ -265,7 +280,8 @@ json JobReportToJson(const JobReport& r) {
               {"last_marks", r.last_marks},
               {"framework_memory", std::move(framework)},
               {"events", std::move(events)},
-              {"leak_verdict", r.leak_verdict}};
+              {"leak_verdict", r.leak_verdict},
+              {"lease", std::move(lease)}};
 }
 
 }  // namespace gpuwatch

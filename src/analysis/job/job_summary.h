@@ -40,6 +40,14 @@ struct FrameworkMemory {
   std::map<std::string, double> peak;
 };
 
+// The GPUs `run --gpus auto:N` leased for the job, and how long it queued.
+struct JobLease {
+  std::vector<std::string> devices;  // "3", "5:1": as chosen
+  std::uint64_t ticket = 0;
+  std::chrono::system_clock::time_point granted;
+  std::chrono::milliseconds waited{0};
+};
+
 struct JobReport {
   std::chrono::system_clock::time_point started;
   std::chrono::milliseconds duration{0};
@@ -59,6 +67,7 @@ struct JobReport {
   std::uint64_t steps = 0;
   std::map<int, FrameworkMemory> framework_memory;  // by device
   std::string leak_verdict = "no leak suspected";
+  std::optional<JobLease> lease;
 };
 
 class JobSummary {

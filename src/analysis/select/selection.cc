@@ -20,29 +20,47 @@ std::string Percent(double ratio) { return fmt::format("{:.0f} %", ratio * 100);
 
 std::string Size(double bytes) { return fmt::format("{:.1f} GiB", bytes / (1024.0 * 1024 * 1024)); }
 
-Candidate Evaluate(const DeviceSample& d, const Criteria& c,
-                   const std::optional<std::set<int>>& visible) {
+bool MigOn(const DeviceSample& d) {
+  const auto mode = Number(d.fields[FieldId::kMigMode]);
+  return mode && *mode == 1;
+}
+
+// `d` (a GPU, or a MIG device whose parent is `parent`) against the limits.
+// `processes`: the ones using its memory, for --account-as-free.
+Candidate Evaluate(const DeviceSample& d, const DeviceSample* parent, const Criteria& c,
+                   const std::optional<std::set<std::string>>& visible) {
   Candidate out;
   out.index = d.index;
+  out.mig_index = d.mig_index;
+  out.id = d.mig_index ? fmt::format("{}:{}", d.index, *d.mig_index) : std::to_string(d.index);
   out.uuid = Text(d.fields[FieldId::kUuid]);
   auto& why = out.reasons;
-  if (d.health != DeviceHealth::kOk) {
+  const DeviceSample& gpu = parent != nullptr ? *parent : d;
+  if (gpu.health != DeviceHealth::kOk) {
     why.push_back(
-        fmt::format("not healthy ({})", d.health_detail.empty() ? "lost" : d.health_detail));
+        fmt::format("not healthy ({})", gpu.health_detail.empty() ? "lost" : gpu.health_detail));
     return out;
   }
-  if (visible && !visible->count(d.index)) why.push_back("not in CUDA_VISIBLE_DEVICES");
+  const std::string parent_uuid = Text(gpu.fields[FieldId::kUuid]);
+  if (visible && !visible->count(out.uuid) && !(parent != nullptr && visible->count(parent_uuid))) {
+    why.push_back("not in CUDA_VISIBLE_DEVICES");
+  }
   if (c.exclude.count(d.index)) why.push_back("excluded");
+  if (auto it = c.taken.find(out.uuid); it != c.taken.end()) why.push_back(it->second);
   const auto total = Number(d.fields[FieldId::kMemoryTotalBytes]);
-  const auto free = Number(d.fields[FieldId::kMemoryFreeBytes]);
+  auto free = Number(d.fields[FieldId::kMemoryFreeBytes]);
+  if (!free && total) {
+    if (auto used = Number(d.fields[FieldId::kMemoryUsedBytes])) free = *total - *used;
+  }
   const auto util = Number(d.fields[FieldId::kUtilizationGpuRatio]);
   if (!total || !free || *total <= 0) {
     why.push_back("memory unknown");
     return out;
   }
   double counted_free = *free;
-  for (const ProcessSample& p : d.processes) {
+  for (const ProcessSample& p : gpu.processes) {
     if (!c.free_users.count(p.host.user)) continue;
+    if (parent != nullptr && p.gpu_instance_id != d.gpu_instance_id) continue;
     if (auto m = Number(p.fields[FieldId::kProcessUsedMemoryBytes])) counted_free += *m;
   }
   counted_free = std::min(counted_free, *total);
@@ -67,16 +85,20 @@ Candidate Evaluate(const DeviceSample& d, const Criteria& c,
   return out;
 }
 
-// A UUID entry of CUDA_VISIBLE_DEVICES: the GPU it names (a unique prefix
-// of a UUID, with or without "GPU-").
-std::optional<int> ByUuid(std::string_view entry, const Snapshot& s) {
-  std::optional<int> found;
-  for (const DeviceSample& d : s.devices) {
-    const std::string uuid = Text(d.fields[FieldId::kUuid]);
-    const std::string_view bare = std::string_view(uuid).substr(uuid.rfind("GPU-", 0) == 0 ? 4 : 0);
-    if (uuid.rfind(entry, 0) == 0 || bare.rfind(entry, 0) == 0) {
-      if (found) return std::nullopt;  // ambiguous: CUDA stops there too
-      found = d.index;
+// A UUID entry of CUDA_VISIBLE_DEVICES: the GPU or MIG device it names (a
+// unique prefix of a UUID, with or without "GPU-" / "MIG-").
+std::optional<std::string> ByUuid(std::string_view entry, const Snapshot& s) {
+  std::optional<std::string> found;
+  for (const auto* list : {&s.devices, &s.mig_devices}) {
+    for (const DeviceSample& d : *list) {
+      const std::string uuid = Text(d.fields[FieldId::kUuid]);
+      const auto dash = uuid.find('-');
+      const std::string_view bare =
+          dash == 3 ? std::string_view(uuid).substr(4) : std::string_view(uuid);
+      if (uuid.rfind(entry, 0) == 0 || bare.rfind(entry, 0) == 0) {
+        if (found) return std::nullopt;  // ambiguous: CUDA stops there too
+        found = uuid;
+      }
     }
   }
   return found;
@@ -93,16 +115,16 @@ Result<Order> ParseOrder(std::string_view text) {
       fmt::format("--order \"{}\": must be load, memory, index or random", text));
 }
 
-Result<std::optional<std::set<int>>> VisibleIndices(std::optional<std::string_view> visible,
-                                                    std::optional<std::string_view> order,
-                                                    const Snapshot& snapshot) {
-  if (!visible) return std::optional<std::set<int>>();
+Result<std::optional<std::set<std::string>>> VisibleDevices(std::optional<std::string_view> visible,
+                                                            std::optional<std::string_view> order,
+                                                            const Snapshot& snapshot) {
+  if (!visible) return std::optional<std::set<std::string>>();
   bool one_model = true;
   for (const DeviceSample& d : snapshot.devices) {
     one_model = one_model && Text(d.fields[FieldId::kName]) ==
                                  Text(snapshot.devices.front().fields[FieldId::kName]);
   }
-  std::set<int> out;
+  std::set<std::string> out;
   std::string_view rest = *visible;
   while (!rest.empty()) {
     const auto comma = rest.find(',');
@@ -119,24 +141,44 @@ Result<std::optional<std::set<int>>> VisibleIndices(std::optional<std::string_vi
             "CUDA_DEVICE_ORDER is not PCI_BUS_ID: CUDA may number them differently from NVML. "
             "Set CUDA_DEVICE_ORDER=PCI_BUS_ID or list UUIDs");
       }
-      const bool exists = std::any_of(snapshot.devices.begin(), snapshot.devices.end(),
-                                      [&](const DeviceSample& d) { return d.index == ordinal; });
-      if (!exists) break;  // CUDA ignores this entry and the ones after it
-      out.insert(ordinal);
+      const auto gpu = std::find_if(snapshot.devices.begin(), snapshot.devices.end(),
+                                    [&](const DeviceSample& d) { return d.index == ordinal; });
+      if (gpu == snapshot.devices.end()) break;  // CUDA ignores this entry and the ones after it
+      out.insert(Text(gpu->fields[FieldId::kUuid]));
       continue;
     }
     auto found = ByUuid(entry, snapshot);
     if (!found) break;
     out.insert(*found);
   }
-  return std::optional<std::set<int>>(std::move(out));
+  return std::optional<std::set<std::string>>(std::move(out));
 }
 
 Choice Choose(const Snapshot& snapshot, const Criteria& criteria,
-              const std::optional<std::set<int>>& visible) {
+              const std::optional<std::set<std::string>>& visible) {
   Choice choice;
   for (const DeviceSample& d : snapshot.devices) {
-    choice.candidates.push_back(Evaluate(d, criteria, visible));
+    std::vector<const DeviceSample*> instances;
+    for (const DeviceSample& m : snapshot.mig_devices) {
+      if (m.index == d.index) instances.push_back(&m);
+    }
+    if (!MigOn(d) || instances.empty()) {
+      choice.candidates.push_back(Evaluate(d, nullptr, criteria, visible));
+      continue;
+    }
+    Candidate whole;
+    whole.index = d.index;
+    whole.id = std::to_string(d.index);
+    whole.uuid = Text(d.fields[FieldId::kUuid]);
+    std::string ids;
+    for (const DeviceSample* m : instances) {
+      ids += fmt::format("{}{}:{}", ids.empty() ? "" : ", ", m->index, m->mig_index.value_or(0));
+    }
+    whole.reasons.push_back(fmt::format("MIG mode on: its MIG devices ({}) are offered", ids));
+    choice.candidates.push_back(std::move(whole));
+    for (const DeviceSample* m : instances) {
+      choice.candidates.push_back(Evaluate(*m, &d, criteria, visible));
+    }
   }
   std::vector<Candidate> ok;
   for (const Candidate& c : choice.candidates) {

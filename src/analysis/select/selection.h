@@ -8,9 +8,14 @@
 // only under CUDA_DEVICE_ORDER=PCI_BUS_ID (CUDA's default, FASTEST_FIRST,
 // may order mixed models otherwise): on a fleet of one model the two orders
 // agree; with mixed models and no PCI_BUS_ID, ordinals are an error.
+//
+// MIG: a GPU in MIG mode is not offered whole; each of its MIG devices is a
+// candidate of its own, named "5:1" (MIG device 1 of GPU 5) and given to
+// CUDA by its MIG- UUID, the only name CUDA accepts for it.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
@@ -33,10 +38,15 @@ struct Criteria {
   Order order = Order::kLoad;
   std::set<std::string> free_users;  // their processes' memory counts as free
   std::uint64_t seed = 0;            // kRandom
+  // GPUs or MIG devices given to other jobs (leases), by UUID, with who holds
+  // them ("leased to pid 12 (alice: python train.py)").
+  std::map<std::string, std::string> taken;
 };
 
 struct Candidate {
-  int index = 0;
+  int index = 0;                 // NVML index; a MIG device's parent
+  std::optional<int> mig_index;  // set for MIG devices
+  std::string id;                // "3", or "5:1" for a MIG device
   std::string uuid;
   double free_bytes = 0;  // with free_users' memory counted as free
   double utilization = 0;
@@ -49,15 +59,17 @@ struct Choice {
   std::vector<Candidate> candidates;  // every GPU considered, with its reasons
 };
 
-// The NVML indices CUDA_VISIBLE_DEVICES lets a job use (nullopt: unset, all).
-Result<std::optional<std::set<int>>> VisibleIndices(std::optional<std::string_view> visible,
-                                                    std::optional<std::string_view> order,
-                                                    const Snapshot& snapshot);
+// The UUIDs of the GPUs and MIG devices CUDA_VISIBLE_DEVICES lets a job use
+// (nullopt: unset, all). A listed GPU makes its MIG devices visible too.
+Result<std::optional<std::set<std::string>>> VisibleDevices(std::optional<std::string_view> visible,
+                                                            std::optional<std::string_view> order,
+                                                            const Snapshot& snapshot);
 
-// Chooses `criteria.count` GPUs among `visible` (all when nullopt). NotFound
-// when fewer qualify; the Choice still lists every candidate's reasons.
+// Chooses `criteria.count` GPUs or MIG devices among `visible` (all when
+// nullopt). Fewer are chosen when fewer qualify; the Choice still lists every
+// candidate's reasons.
 Choice Choose(const Snapshot& snapshot, const Criteria& criteria,
-              const std::optional<std::set<int>>& visible);
+              const std::optional<std::set<std::string>>& visible);
 
 // "order must be load, memory, index or random".
 Result<Order> ParseOrder(std::string_view text);

@@ -76,7 +76,8 @@ TEST(Selection, ExcludedLostAndInvisibleGpusAreNeverChosen) {
   Criteria c;
   c.count = 4;
   c.exclude = {1};
-  const Choice choice = Choose(s, c, std::set<int>{0, 1, 2});
+  const Choice choice =
+      Choose(s, c, std::set<std::string>{"GPU-0aaaa-bbbb", "GPU-1aaaa-bbbb", "GPU-2aaaa-bbbb"});
   EXPECT_EQ(Indices(choice), (std::vector<int>{0}));
   EXPECT_EQ(choice.candidates[1].reasons, (std::vector<std::string>{"excluded"}));
   EXPECT_EQ(choice.candidates[2].reasons, (std::vector<std::string>{"not healthy (GPU is lost)"}));
@@ -102,29 +103,101 @@ TEST(Selection, AUsersMemoryCanCountAsFree) {
 
 TEST(Selection, CudaVisibleDevicesMapsOrdinalsAndUuidsAndStopsAtTheFirstUnknown) {
   const Snapshot same = Fleet({Gpu(0, 0, 0), Gpu(1, 0, 0), Gpu(2, 0, 0), Gpu(3, 0, 0)});
-  auto v = VisibleIndices(std::nullopt, std::nullopt, same);
+  auto v = VisibleDevices(std::nullopt, std::nullopt, same);
   ASSERT_TRUE(v);
   EXPECT_FALSE(*v) << "unset: every GPU";
-  v = VisibleIndices("3, 1", std::nullopt, same);
+  v = VisibleDevices("3, 1", std::nullopt, same);
   ASSERT_TRUE(v);
-  EXPECT_EQ(**v, (std::set<int>{1, 3})) << "one model: CUDA's order and NVML's agree";
-  v = VisibleIndices("GPU-2aaaa,9,0", std::nullopt, same);
+  EXPECT_EQ(**v, (std::set<std::string>{"GPU-1aaaa-bbbb", "GPU-3aaaa-bbbb"}))
+      << "one model: CUDA's order and NVML's agree";
+  v = VisibleDevices("GPU-2aaaa,9,0", std::nullopt, same);
   ASSERT_TRUE(v);
-  EXPECT_EQ(**v, (std::set<int>{2})) << "a UUID prefix; 9 names no GPU, so 0 after it is ignored";
-  v = VisibleIndices("", std::nullopt, same);
+  EXPECT_EQ(**v, (std::set<std::string>{"GPU-2aaaa-bbbb"}))
+      << "a UUID prefix; 9 names no GPU, so 0 after it is ignored";
+  v = VisibleDevices("", std::nullopt, same);
   ASSERT_TRUE(v);
   EXPECT_TRUE((*v)->empty()) << "set but empty: no GPU";
 
   const Snapshot mixed = Fleet({Gpu(0, 0, 0), Gpu(1, 0, 0, "NVIDIA L40S")});
-  v = VisibleIndices("1", std::nullopt, mixed);
+  v = VisibleDevices("1", std::nullopt, mixed);
   ASSERT_FALSE(v);
   EXPECT_NE(v.error().message().find("CUDA_DEVICE_ORDER=PCI_BUS_ID"), std::string::npos);
-  v = VisibleIndices("1", "PCI_BUS_ID", mixed);
+  v = VisibleDevices("1", "PCI_BUS_ID", mixed);
   ASSERT_TRUE(v);
-  EXPECT_EQ(**v, (std::set<int>{1}));
-  v = VisibleIndices("GPU-1aaaa", std::nullopt, mixed);
+  EXPECT_EQ(**v, (std::set<std::string>{"GPU-1aaaa-bbbb"}));
+  v = VisibleDevices("GPU-1aaaa", std::nullopt, mixed);
   ASSERT_TRUE(v) << "UUIDs need no order";
-  EXPECT_EQ(**v, (std::set<int>{1}));
+  EXPECT_EQ(**v, (std::set<std::string>{"GPU-1aaaa-bbbb"}));
+}
+
+TEST(Selection, LeasedGpusAreTakenAndSayByWhom) {
+  const Snapshot s = Fleet({Gpu(0, 0, 0), Gpu(1, 50, 0.5)});
+  Criteria c;
+  c.taken["GPU-0aaaa-bbbb"] = "leased to pid 12 (alice: python train.py)";
+  const Choice choice = Choose(s, c, std::nullopt);
+  EXPECT_EQ(Indices(choice), (std::vector<int>{1})) << "the busier GPU, because 0 is leased";
+  EXPECT_EQ(choice.candidates[0].reasons,
+            (std::vector<std::string>{"leased to pid 12 (alice: python train.py)"}));
+}
+
+// GPU 0 whole; GPU 1 in MIG mode with two instances, alice on the first.
+Snapshot MigFleet() {
+  DeviceSample parent = Gpu(1, 30, 0);
+  parent.fields[FieldId::kMigMode] = Reading::Number(1);
+  parent.fields[FieldId::kUtilizationGpuRatio] = Reading();
+  ProcessSample p;
+  p.pid = 9;
+  p.host.user = "alice";
+  p.gpu_instance_id = 1;
+  p.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(30 * kGiB);
+  parent.processes.push_back(p);
+  Snapshot s = Fleet({Gpu(0, 90, 0.9), parent});
+  for (int i = 0; i < 2; ++i) {
+    DeviceSample m;
+    m.index = 1;
+    m.mig_index = i;
+    m.gpu_instance_id = static_cast<std::uint32_t>(i + 1);
+    m.fields[FieldId::kUuid] = Reading::Text("MIG-" + std::to_string(i) + "cccc-dddd");
+    m.fields[FieldId::kMemoryTotalBytes] = Reading::Number(40 * kGiB);
+    m.fields[FieldId::kMemoryUsedBytes] = Reading::Number((i == 0 ? 30 : 0) * kGiB);
+    s.mig_devices.push_back(m);
+  }
+  return s;
+}
+
+TEST(Selection, MigDevicesAreCandidatesByUuidAndTheirGpuIsNot) {
+  const Snapshot s = MigFleet();
+  Criteria c;
+  c.count = 3;
+  c.min_free_bytes = 20 * kGiB;
+  Choice choice = Choose(s, c, std::nullopt);
+  ASSERT_EQ(choice.candidates.size(), 4u);
+  EXPECT_EQ(choice.candidates[1].id, "1");
+  EXPECT_EQ(choice.candidates[1].reasons,
+            (std::vector<std::string>{"MIG mode on: its MIG devices (1:0, 1:1) are offered"}));
+  EXPECT_EQ(choice.candidates[2].id, "1:0");
+  EXPECT_EQ(choice.candidates[2].reasons, (std::vector<std::string>{"10.0 GiB free < 20.0 GiB"}))
+      << "free memory from total - used when NVML gives no free";
+  ASSERT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(choice.chosen[0].uuid, "MIG-1cccc-dddd");
+  EXPECT_EQ(choice.chosen[0].id, "1:1");
+
+  c.free_users = {"alice"};
+  choice = Choose(s, c, std::nullopt);
+  EXPECT_EQ(choice.chosen.size(), 2u) << "alice's 30 GiB on instance 1 counts as free";
+
+  auto v = VisibleDevices("MIG-1", std::nullopt, s);
+  ASSERT_TRUE(v);
+  EXPECT_EQ(**v, (std::set<std::string>{"MIG-1cccc-dddd"}));
+  c.free_users.clear();
+  c.min_free_bytes.reset();
+  choice = Choose(s, c, *v);
+  ASSERT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(choice.chosen[0].id, "1:1");
+  v = VisibleDevices("1", std::nullopt, s);
+  ASSERT_TRUE(v);
+  choice = Choose(s, c, *v);
+  EXPECT_EQ(choice.chosen.size(), 2u) << "a listed GPU shows its MIG devices";
 }
 
 }  // namespace

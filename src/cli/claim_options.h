@@ -1,0 +1,82 @@
+// The options `select` and `run --gpus auto:N` share: the limits a GPU must
+// meet, --lease and --wait; turning them into a ClaimRequest (errors name the
+// option); running the claim against the source's GPUs; and saying how it
+// ended. docs/select.md.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "cli/context.h"
+#include "cli/gpu_claim.h"
+
+namespace gpuwatch::cli {
+
+struct ClaimOptions {
+  int count = 1;
+  std::string min_free;
+  std::string max_util;
+  std::string max_memory_util;
+  std::string exclude;
+  std::string order = "load";
+  std::vector<std::string> free_users;
+  CLI::Option* wait = nullptr;  // given: queue; its value, if any, is the timeout
+  std::string wait_timeout;
+};
+
+// Adds --min-free ... --account-as-free and --wait [TIMEOUT] (not -n).
+void AddClaimOptions(CLI::App& app, ClaimOptions& options);
+
+// Whether any limit option was given (run accepts them only with auto:N).
+bool AnyLimit(const ClaimOptions& options);
+
+// The request, without holders/user/command. InvalidArgument names the
+// option and the value.
+Result<ClaimRequest> BuildClaimRequest(const ClaimOptions& options);
+
+// "alice", from the real uid.
+std::string CurrentUser();
+
+// The machine's lease file (GPUWATCH_RUNTIME_DIR, docs/select.md).
+host::LeaseBook MachineLeaseBook();
+
+// Claims through the source's GPUs (one read each time the claim needs
+// one). `command_name` prefixes every line gpuwatch prints ("gpuwatch run").
+// Wait progress goes to `err`: rewritten in place on a terminal, a line per
+// change otherwise.
+Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
+                               const std::string& command_name, std::ostream& err);
+
+// When the outcome is not kGranted: says why on `err`, per GPU where that
+// helps, and returns the exit status (1 too few or queue ahead, 75 timed
+// out, 128 + signal interrupted).
+int ExplainRefusal(const std::string& command_name, const ClaimRequest& request,
+                   const ClaimOutcome& outcome, std::ostream& err);
+
+// "3", "1:0" or the UUIDs, comma-separated: what CUDA_VISIBLE_DEVICES gets.
+// A MIG device is always given by UUID, the only name CUDA takes for it.
+std::string DeviceList(const select::Choice& choice, bool uuids);
+
+// The leases one claim took, given back when this goes out of scope (the
+// command ending normally). After kill -9 the holders' deaths free them.
+class HeldLeases {
+ public:
+  HeldLeases(host::LeaseBook book, std::uint64_t ticket)
+      : book_(std::move(book)), ticket_(ticket) {}
+  HeldLeases(const HeldLeases&) = delete;
+  HeldLeases& operator=(const HeldLeases&) = delete;
+  ~HeldLeases();
+  // Another process that keeps the leases while it lives (the job).
+  Status AddHolder(const host::LeaseHolder& holder);
+
+ private:
+  host::LeaseBook book_;
+  std::uint64_t ticket_;
+};
+
+// The exit status for a wait that timed out (EX_TEMPFAIL: try again later).
+inline constexpr int kExitTimedOut = 75;
+
+}  // namespace gpuwatch::cli

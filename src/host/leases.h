@@ -1,0 +1,117 @@
+// GPU leases: which GPUs the jobs of this machine have been given, and who
+// waits for one. `select --lease` and `run --gpus auto:N` write them; status,
+// `select`, the JSON API and /metrics read them. docs/select.md.
+//
+// The table is one JSON file in a runtime directory shared by every user of
+// the machine (tmpfs: a reboot ends every lease). Every change is a
+// read-modify-write under an exclusive flock on that file, so two launches
+// never take the same GPU. A lease belongs to processes (pid + start time):
+// it holds while any of them is alive and is dropped by the next reader once
+// all are gone, even after kill -9, and never survives in a reused pid.
+// Leases are cooperative: every local user can write the file, as every
+// local user can use every GPU.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "gpuwatch/status.h"
+
+namespace gpuwatch::host {
+
+// A process, identified beyond its pid: start_ticks is field 22 of
+// /proc/<pid>/stat, so a pid reused by a new process is a different holder.
+struct LeaseHolder {
+  std::uint32_t pid = 0;
+  std::uint64_t start_ticks = 0;
+  friend bool operator==(const LeaseHolder&, const LeaseHolder&) = default;
+};
+
+struct Lease {
+  std::string uuid;                  // GPU-... or MIG-...: what is leased
+  std::string device;                // "3", or "5:1" for MIG device 1 of GPU 5 (display)
+  std::vector<LeaseHolder> holders;  // the lease holds while any is alive
+  std::string user;
+  std::string command;
+  std::uint64_t ticket = 0;  // of the request that took it; shared by its GPUs
+  std::chrono::system_clock::time_point since;
+};
+
+struct Waiter {
+  std::uint64_t ticket = 0;  // arrival order: lower tickets are served first
+  LeaseHolder holder;
+  std::string user;
+  std::string command;
+  int count = 1;
+  std::string wants;  // "1 GPU with ≥ 40.0 GiB free"
+  std::chrono::system_clock::time_point since;
+};
+
+struct LeaseTable {
+  std::uint64_t next_ticket = 1;
+  std::vector<Lease> leases;
+  std::vector<Waiter> queue;  // by ticket
+
+  // Drops leases none of whose holders is alive and waiters that are not.
+  // Returns how many entries went.
+  int Prune(const std::function<bool(const LeaseHolder&)>& alive);
+  const Lease* Find(std::string_view uuid) const;
+  // 1 for the first waiter, 0 when `ticket` does not wait.
+  int Position(std::uint64_t ticket) const;
+  // Removes the waiter and the leases of `ticket`; returns how many went.
+  int Remove(std::uint64_t ticket);
+};
+
+// The file's text and back. Parse errors name the entry and the problem.
+Result<LeaseTable> ParseLeaseTable(std::string_view text);
+std::string LeaseTableToJson(const LeaseTable& table);
+
+// Whether processes live, through a /proc directory (the host's under
+// --host-proc). Zombies count as dead: they hold no GPU.
+class ProcessLiveness {
+ public:
+  explicit ProcessLiveness(std::filesystem::path proc = "/proc") : proc_(std::move(proc)) {}
+  bool Alive(const LeaseHolder& holder) const;
+  // The holder `pid` is now; NotFound when no such process runs.
+  Result<LeaseHolder> Identify(std::uint32_t pid) const;
+
+ private:
+  std::filesystem::path proc_;
+};
+
+// The runtime directory: GPUWATCH_RUNTIME_DIR's value when given, else
+// /dev/shm/gpuwatch (tmpfs, outside systemd's PrivateTmp), else
+// /tmp/gpuwatch.
+std::filesystem::path LeaseDirectory(const char* runtime_dir_env);
+
+// The lease file of one directory. Safe to use from several processes and
+// threads at once: each call opens, locks and closes the file.
+class LeaseBook {
+ public:
+  LeaseBook(std::filesystem::path directory, ProcessLiveness liveness);
+
+  // Runs `change` on the table (dead entries already pruned) under an
+  // exclusive lock and writes the result back. Creates the directory (mode
+  // 1777, as /tmp) and the file (0666) when missing. A file that does not
+  // parse is replaced by an empty table; the warning names it.
+  Status Update(const std::function<void(LeaseTable&)>& change,
+                std::string* warning = nullptr) const;
+  // The table under a shared lock, dead entries pruned in memory only. No
+  // directory or file reads as an empty table.
+  Result<LeaseTable> Read() const;
+
+  const std::filesystem::path& file() const { return file_; }
+
+ private:
+  std::filesystem::path directory_;
+  std::filesystem::path file_;
+  ProcessLiveness liveness_;
+};
+
+}  // namespace gpuwatch::host
