@@ -140,10 +140,11 @@ host::LeaseBook MachineLeaseBook() {
 }
 
 Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
-                               const std::string& command_name, std::ostream& err) {
+                               const std::string& command_name, std::ostream& err, bool quiet) {
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO) != 0;
   bool open_line = false;
   const auto progress = [&](const std::string& line) {
+    if (quiet) return;
     if (tty) {
       err << "\r\033[K" << command_name << ": " << line << std::flush;
       open_line = true;
@@ -160,7 +161,7 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
   if (outcome && !outcome->warning.empty()) {
     err << command_name << ": warning: " << outcome->warning << "\n";
   }
-  if (outcome && outcome->kind == ClaimOutcome::Kind::kGranted && request.wait &&
+  if (outcome && !quiet && outcome->kind == ClaimOutcome::Kind::kGranted && request.wait &&
       outcome->waited > std::chrono::seconds(1)) {
     err << command_name << ": got " << DeviceList(outcome->choice, false) << " after waiting "
         << Seconds(outcome->waited) << "\n";

@@ -44,10 +44,10 @@ host::LeaseBook MachineLeaseBook();
 
 // Claims through the source's GPUs (one read each time the claim needs
 // one). `command_name` prefixes every line gpuwatch prints ("gpuwatch run").
-// Wait progress goes to `err`: rewritten in place on a terminal, a line per
-// change otherwise.
+// Wait progress goes to `err` unless `quiet`: rewritten in place on a
+// terminal, a line per change otherwise.
 Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
-                               const std::string& command_name, std::ostream& err);
+                               const std::string& command_name, std::ostream& err, bool quiet);
 
 // When the outcome is not kGranted: says why on `err`, per GPU where that
 // helps, and returns the exit status (1 too few or queue ahead, 75 timed

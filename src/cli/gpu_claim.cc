@@ -1,7 +1,11 @@
 #include "cli/gpu_claim.h"
 
 #include <fmt/format.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <thread>
 
 #include "cli/signals.h"
@@ -66,14 +70,47 @@ std::string WhyNot(const select::Choice& choice) {
                      choice.chosen.size() == 1 ? "ies" : "y", out);
 }
 
-// Sleeps `period`, waking early for a signal.
-void Nap(std::chrono::milliseconds period) {
-  const auto until = Clock::now() + period;
-  while (Clock::now() < until && !SignalPending()) {
-    std::this_thread::sleep_for(
-        std::min<Clock::duration>(std::chrono::milliseconds(20), until - Clock::now()));
+// Wakes a waiter as soon as the lease file changes (a job ended, the queue
+// moved) instead of at its next poll. Polling stays: a holder killed with -9
+// changes no file.
+class FileWatch {
+ public:
+  explicit FileWatch(const std::filesystem::path& dir)
+      : fd_(inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) {
+    if (fd_ >= 0 && inotify_add_watch(fd_, dir.c_str(), IN_CLOSE_WRITE | IN_MODIFY) < 0) {
+      ::close(fd_);
+      fd_ = -1;
+    }
   }
-}
+  ~FileWatch() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  FileWatch(const FileWatch&) = delete;
+  FileWatch& operator=(const FileWatch&) = delete;
+
+  // Sleeps `period`, waking early for a change or a signal.
+  void Nap(std::chrono::milliseconds period) const {
+    const auto until = Clock::now() + period;
+    while (Clock::now() < until && !SignalPending()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
+      const int slice = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, 20));
+      if (fd_ < 0) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(slice));
+        continue;
+      }
+      pollfd p{fd_, POLLIN, 0};
+      if (::poll(&p, 1, slice) > 0) {
+        char buf[4096];
+        while (::read(fd_, buf, sizeof buf) > 0) {
+        }
+        return;
+      }
+    }
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 }  // namespace
 
@@ -184,6 +221,7 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
     return out;
   };
 
+  const FileWatch watch(book.file().parent_path());
   std::string last_line;
   for (;;) {
     if (const int sig = TakeSignal(); sig != 0) {
@@ -235,7 +273,7 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
     }
     if (line != last_line) progress(line);
     last_line = line;
-    Nap(request.poll);
+    watch.Nap(request.poll);
   }
 }
 

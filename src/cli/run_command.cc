@@ -164,7 +164,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   std::optional<HeldLeases> held;
   std::optional<JobLease> job_lease;
   if (claim) {
-    auto outcome = ClaimGpus(*source, *claim, "gpuwatch run", std::cerr);
+    auto outcome = ClaimGpus(*source, *claim, "gpuwatch run", std::cerr, args.quiet);
     if (!outcome) {
       std::cerr << "gpuwatch run: " << outcome.error().message() << "\n";
       return ExitStatusFor(outcome.error());
@@ -180,9 +180,10 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     job_lease->waited = std::chrono::duration_cast<std::chrono::milliseconds>(outcome->waited);
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     env["CUDA_VISIBLE_DEVICES"] = DeviceList(outcome->choice, false);
-    terminal.Line(fmt::format("leased GPU {} (ticket #{}): CUDA_VISIBLE_DEVICES={}",
-                              DeviceList(outcome->choice, false), outcome->ticket,
-                              env["CUDA_VISIBLE_DEVICES"]));
+    if (!args.quiet) {
+      terminal.Line(fmt::format("leased GPU {} until the job ends (ticket #{})",
+                                DeviceList(outcome->choice, false), outcome->ticket));
+    }
   } else if (!args.gpus.empty()) {
     auto visible = VisibleDevices(args.gpus, source->backend->DeviceCount());
     if (!visible) return Usage(visible.error().message());
@@ -287,11 +288,11 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       }
     }
   }
+  held.reset();  // the job is over: its GPUs go to the next in the queue
   sampler.Stop();
   (*pipeline)->Close();
   std::map<int, std::chrono::milliseconds> throttled;
   for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
-  held.reset();  // the job is over: its GPUs go to the next in the queue
   JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
                                         (*pipeline)->diagnoser().starved_totals(), throttled);
   job_report.lease = job_lease;

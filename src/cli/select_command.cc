@@ -87,7 +87,7 @@ int RunSelect(const CommonArgs& common, const SelectArgs& args) {
     return ExitStatusFor(source.error());
   }
   CatchSignals({SIGINT, SIGTERM, SIGHUP});
-  auto outcome = ClaimGpus(*source, *request, "gpuwatch select", std::cerr);
+  auto outcome = ClaimGpus(*source, *request, "gpuwatch select", std::cerr, false);
   if (!outcome) {
     std::cerr << "gpuwatch select: " << outcome.error().message() << "\n";
     return ExitStatusFor(outcome.error());

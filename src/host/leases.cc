@@ -80,6 +80,8 @@ Status EnsureDirectory(const std::filesystem::path& dir) {
     if (errno != ENOENT) {
       return Status::Unavailable(fmt::format("{}: {}", dir.string(), std::strerror(errno)));
     }
+    std::error_code ec;
+    std::filesystem::create_directories(dir.parent_path(), ec);  // a GPUWATCH_RUNTIME_DIR's
     if (::mkdir(dir.c_str(), 01777) != 0 && errno != EEXIST) {
       return Status::Unavailable(
           fmt::format("cannot create {}: {}", dir.string(), std::strerror(errno)));
@@ -338,7 +340,9 @@ Status LeaseBook::Update(const std::function<void(LeaseTable&)>& change,
   }
   table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
   change(*table);
-  return (*file)->Replace(LeaseTableToJson(*table));
+  const std::string updated = LeaseTableToJson(*table);
+  if (updated == *text) return Status::Ok();  // no write, so no wake-up for the watchers
+  return (*file)->Replace(updated);
 }
 
 Result<LeaseTable> LeaseBook::Read() const {
