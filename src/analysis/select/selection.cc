@@ -180,6 +180,13 @@ Choice Choose(const Snapshot& snapshot, const Criteria& criteria,
       choice.candidates.push_back(Evaluate(*m, &d, criteria, visible));
     }
   }
+  if (criteria.count > 1) {
+    for (Candidate& c : choice.candidates) {
+      if (c.mig_index) {
+        c.reasons.push_back("a MIG device is only given alone: CUDA shows a process one");
+      }
+    }
+  }
   std::vector<Candidate> ok;
   for (const Candidate& c : choice.candidates) {
     if (c.reasons.empty()) ok.push_back(c);

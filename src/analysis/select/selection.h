@@ -11,7 +11,10 @@
 //
 // MIG: a GPU in MIG mode is not offered whole; each of its MIG devices is a
 // candidate of its own, named "5:1" (MIG device 1 of GPU 5) and given to
-// CUDA by its MIG- UUID, the only name CUDA accepts for it.
+// CUDA by its MIG- UUID, the only name CUDA accepts for it. NVML gives no
+// utilization for MIG devices: their load is their memory share alone, and
+// --max-util rules them out. A request for more than one device gets no MIG
+// device: CUDA shows a process only one.
 #pragma once
 
 #include <cstdint>

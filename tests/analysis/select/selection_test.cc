@@ -168,7 +168,6 @@ Snapshot MigFleet() {
 TEST(Selection, MigDevicesAreCandidatesByUuidAndTheirGpuIsNot) {
   const Snapshot s = MigFleet();
   Criteria c;
-  c.count = 3;
   c.min_free_bytes = 20 * kGiB;
   Choice choice = Choose(s, c, std::nullopt);
   ASSERT_EQ(choice.candidates.size(), 4u);
@@ -183,8 +182,10 @@ TEST(Selection, MigDevicesAreCandidatesByUuidAndTheirGpuIsNot) {
   EXPECT_EQ(choice.chosen[0].id, "1:1");
 
   c.free_users = {"alice"};
+  c.min_free_bytes = 35 * kGiB;
   choice = Choose(s, c, std::nullopt);
-  EXPECT_EQ(choice.chosen.size(), 2u) << "alice's 30 GiB on instance 1 counts as free";
+  ASSERT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(choice.chosen[0].id, "1:0") << "alice's 30 GiB on instance 1:0 counts as free";
 
   auto v = VisibleDevices("MIG-1", std::nullopt, s);
   ASSERT_TRUE(v);
@@ -197,7 +198,27 @@ TEST(Selection, MigDevicesAreCandidatesByUuidAndTheirGpuIsNot) {
   v = VisibleDevices("1", std::nullopt, s);
   ASSERT_TRUE(v);
   choice = Choose(s, c, *v);
-  EXPECT_EQ(choice.chosen.size(), 2u) << "a listed GPU shows its MIG devices";
+  ASSERT_EQ(choice.chosen.size(), 1u) << "a listed GPU shows its MIG devices";
+  EXPECT_EQ(choice.chosen[0].id, "1:1") << "the less loaded of the two";
+}
+
+TEST(Selection, MigDevicesCompeteOnMemoryAndAreOnlyGivenAlone) {
+  const Snapshot s = MigFleet();
+  Criteria c;
+  Choice choice = Choose(s, c, std::nullopt);
+  ASSERT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(choice.chosen[0].id, "1:1") << "an idle MIG device before a busy GPU";
+  c.max_utilization = 0.95;
+  choice = Choose(s, c, std::nullopt);
+  ASSERT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(choice.chosen[0].id, "0") << "MIG utilization is unknown: --max-util rules it out";
+  c.max_utilization.reset();
+  c.count = 2;
+  choice = Choose(s, c, std::nullopt);
+  EXPECT_EQ(choice.chosen.size(), 1u);
+  EXPECT_EQ(
+      choice.candidates[3].reasons,
+      (std::vector<std::string>{"a MIG device is only given alone: CUDA shows a process one"}));
 }
 
 }  // namespace
