@@ -32,8 +32,8 @@ fi
 
 step "fuzzing every parser (bounded: 30 s or 200000 inputs each)"
 cmake --preset fuzz >/dev/null
-if cmake --build --preset fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; then
-  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer; do
+if cmake --build --preset fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer; then
+  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer; do
     corpus=$(mktemp -d)
     cp tests/fuzz/corpus/$f/* "$corpus"/
     if build/fuzz/tests/fuzz/$f -runs=200000 -max_total_time=30 -artifact_prefix=build/fuzz/ "$corpus" \

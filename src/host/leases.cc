@@ -54,6 +54,14 @@ class Entry {
     if (!v.is_number_integer()) throw std::invalid_argument(Where(key) + ": expected an integer");
     return v.get<std::int64_t>();
   }
+  // Milliseconds since the Unix epoch, up to the year 3000 (no overflow in ns).
+  system_clock::time_point Time(const char* key) const {
+    const std::int64_t ms = Integer(key);
+    if (ms < 0 || ms > 32'503'680'000'000) {
+      throw std::invalid_argument(Where(key) + ": expected a time in ms since 1970");
+    }
+    return FromMillis(ms);
+  }
   LeaseHolder Holder(const json& v, const std::string& where) const {
     if (!v.is_array() || v.size() != 2 || !v[0].is_number_unsigned() ||
         !v[1].is_number_unsigned() || v[0].get<std::uint64_t>() > 0xffffffffu) {
@@ -230,7 +238,7 @@ Result<LeaseTable> ParseLeaseTable(std::string_view text) {
   try {
     const json root = json::parse(text);
     const Entry top(root, "lease file");
-    if (top.Integer("version") != kFormatVersion) {
+    if (!top.Get("version").is_number_integer() || top.Integer("version") != kFormatVersion) {
       return Status::InvalidArgument(
           fmt::format("lease file: version {} is not {}", top.Integer("version"), kFormatVersion));
     }
@@ -255,7 +263,7 @@ Result<LeaseTable> ParseLeaseTable(std::string_view text) {
       l.user = e.Text("user");
       l.command = e.Text("command");
       l.ticket = e.Unsigned("ticket");
-      l.since = FromMillis(e.Integer("since_ms"));
+      l.since = e.Time("since_ms");
       table.leases.push_back(std::move(l));
     }
     for (std::size_t i = 0; i < queue.size(); ++i) {
@@ -271,7 +279,7 @@ Result<LeaseTable> ParseLeaseTable(std::string_view text) {
       }
       w.count = static_cast<int>(count);
       w.wants = e.Text("wants");
-      w.since = FromMillis(e.Integer("since_ms"));
+      w.since = e.Time("since_ms");
       table.queue.push_back(std::move(w));
     }
   } catch (const json::exception& e) {

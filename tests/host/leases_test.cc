@@ -73,6 +73,9 @@ TEST(LeaseTable, ParseErrorsNameTheEntryAndTheProblem) {
           "user":"a","command":"c","count":0,"wants":"","since_ms":0}]})",
        "queue[0].count: expected 1 to 4096"},
       {R"({"version":1,"next_ticket":1,"leases":[7],"queue":[]})", "leases[0]: expected an object"},
+      {R"({"version":1,"next_ticket":1,"leases":[],"queue":[{"ticket":1,"holder":[1,2],
+          "user":"a","command":"c","count":1,"wants":"","since_ms":-9223372036854775807}]})",
+       "queue[0].since_ms: expected a time in ms since 1970"},
   };
   for (const auto& [text, why] : cases) {
     auto t = ParseLeaseTable(text);
