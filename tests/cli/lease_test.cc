@@ -222,6 +222,15 @@ TEST_F(LeaseFixture, AWaitThatTimesOutExits75AndLeavesTheQueue) {
   EXPECT_TRUE(Table().queue.empty());
 }
 
+TEST_F(LeaseFixture, SelectCanWaitToo) {
+  HoldWithSleep(8);
+  const CmdResult r = Select("--wait 200ms");
+  EXPECT_EQ(r.code, 75);
+  EXPECT_EQ(r.out, "");
+  EXPECT_NE(r.err.find("gpuwatch select: gave up after"), std::string::npos) << r.err;
+  EXPECT_TRUE(Table().queue.empty());
+}
+
 TEST_F(LeaseFixture, CtrlCLeavesTheQueueCleanly) {
   HoldWithSleep(8);
   const pid_t run =

@@ -50,6 +50,20 @@ TEST(CliSelect, HonoursCudaVisibleDevices) {
       << mixed.err;
 }
 
+TEST(CliSelect, MigDevicesAreChosenAndGivenByUuid) {
+  const CmdResult r = Gpuwatch("--demo select --format index", "CUDA_VISIBLE_DEVICES=MIG-e8d3a6f1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "MIG-e8d3a6f1-7c04-5b29-9f5e-1a6b0d4c8e72\n")
+      << "a MIG device has no index CUDA takes";
+  const CmdResult env = Gpuwatch("--demo select --format env", "CUDA_VISIBLE_DEVICES=5");
+  EXPECT_EQ(env.code, 2) << "ordinals on the mixed demo fleet need PCI_BUS_ID";
+  const CmdResult both =
+      Gpuwatch("--demo select -n 2", "CUDA_DEVICE_ORDER=PCI_BUS_ID CUDA_VISIBLE_DEVICES=5");
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.err.find("GPU 5:0: a MIG device is only given alone"), std::string::npos)
+      << both.err;
+}
+
 TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
   const std::pair<std::string, std::string> cases[] = {
       {"--count 0", "--count 0: expected 1 to 4096"},
