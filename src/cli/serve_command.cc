@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "cli/signals.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
+#include "host/leases.h"
 #include "sampler/sampler.h"
 #include "server/http_server.h"
 #include "store/history_reader.h"
@@ -67,6 +69,14 @@ class Daemon {
     http.api.interval_seconds = std::chrono::duration<double>(interval_).count();
     http.version = GPUWATCH_VERSION;
     http.history = [this](const server::HistoryQuery& q) { return History(q); };
+    // The machine's leases (docs/select.md), read at each request that shows
+    // them; holders are looked up in the host's /proc when given.
+    http.leases =
+        [book = host::LeaseBook(
+             host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")),
+             host::ProcessLiveness(common_.host_proc.empty() ? "/proc" : common_.host_proc))] {
+          return book.Read();
+        };
     if (!args_.web_config.empty()) {
       auto web = server::LoadWebConfig(args_.web_config);
       if (!web) return Usage(web.error().message());

@@ -1,12 +1,15 @@
-// `gpuwatch` (no subcommand): what every GPU and every process holds now.
+// `gpuwatch` (no subcommand): what every GPU and every process holds now, and
+// who holds or waits for GPUs (leases, docs/select.md).
 #include <fmt/format.h>
 
 #include <cstdio>
 #include <iostream>
 #include <memory>
 
+#include "cli/claim_options.h"
 #include "cli/commands.h"
 #include "cli/device_filter.h"
+#include "export/lease_json.h"
 #include "export/snapshot_json.h"
 #include "export/status_text.h"
 #include "sampler/collect.h"
@@ -19,6 +22,18 @@ struct StatusArgs {
   std::string id;
   bool no_processes = false;
 };
+
+// The machine's leases; none for a recording (they are about now) or when
+// the file cannot be read, which is a warning, not a failure.
+host::LeaseTable ReadLeases(const Source& source) {
+  if (!source.replay.empty()) return {};
+  auto table = MachineLeaseBook().Read();
+  if (!table) {
+    std::cerr << "gpuwatch: warning: leases not shown: " << table.error().message() << "\n";
+    return {};
+  }
+  return std::move(*table);
+}
 
 int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   auto source = OpenSource(common);
@@ -40,9 +55,12 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   std::vector<DeviceSample> chosen;
   for (std::size_t i : *selected) chosen.push_back(snap.devices[i]);
   snap.devices = std::move(chosen);
+  host::LeaseTable leases = ReadLeases(*source);
 
   if (args.json) {
-    std::cout << SnapshotToJson(snap, Hostname()).dump(2) << "\n";
+    nlohmann::json doc = SnapshotToJson(snap, Hostname());
+    AddLeases(doc, leases, LeaseKeys::kWhereLeased);
+    std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     return kExitOk;
   }
   StatusTextOptions text;
@@ -51,6 +69,8 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   text.hostname = Hostname();
   text.demo_source = source->demo_scenario;
   text.replay_source = source->replay;
+  text.leases = std::move(leases);
+  text.now = std::chrono::system_clock::now();
   std::cout << RenderStatus(snap, text);
   return kExitOk;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <ctime>
 
 #include "export/snapshot_json.h"
@@ -104,6 +105,38 @@ void RenderProcesses(const DeviceSample& d, const StatusTextOptions& o, const Pa
   }
 }
 
+// "  leased to pid 4242 (alice: python train.py) for 2m 10s, ticket #12",
+// indented by `indent`; "" when `uuid` is not leased.
+std::string LeaseLine(const Reading& uuid, const StatusTextOptions& o, const Painter& paint,
+                      int indent) {
+  const host::Lease* l = uuid.is_text() ? o.leases.Find(uuid.text()) : nullptr;
+  if (l == nullptr) return "";
+  std::string line = "leased";
+  if (!l->holders.empty()) line += fmt::format(" to pid {}", l->holders.front().pid);
+  std::string who = l->user;
+  if (!l->command.empty()) who += (who.empty() ? "" : ": ") + Cut(l->command, o.command_width);
+  if (!who.empty()) line += fmt::format(" ({})", who);
+  line += fmt::format(" for {}, ticket #{}", HumanDuration(o.now - l->since), l->ticket);
+  return fmt::format("{:{}}{}\n", "", indent, paint(kYellow, line));
+}
+
+// "queue: 2 waiting" and a line per waiter, first served first.
+void RenderQueue(const StatusTextOptions& o, const Painter& paint, std::string& out) {
+  const auto& queue = o.leases.queue;
+  if (queue.empty()) return;
+  std::size_t ticket_width = 0, user_width = 0;
+  for (const host::Waiter& w : queue) {
+    ticket_width = std::max(ticket_width, fmt::format("#{}", w.ticket).size());
+    user_width = std::max(user_width, Cut(w.user.empty() ? "?" : w.user, 16).size());
+  }
+  out += paint(kBold, fmt::format("queue: {} waiting", queue.size())) + "\n";
+  for (const host::Waiter& w : queue) {
+    out += fmt::format("  {:<{}}  {:<{}}  {}  waiting {}\n", fmt::format("#{}", w.ticket),
+                       ticket_width, Cut(w.user.empty() ? "?" : w.user, 16), user_width, w.wants,
+                       HumanDuration(o.now - w.since));
+  }
+}
+
 void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOptions& o,
                   const Painter& paint, std::string& out) {
   const auto& f = d.fields;
@@ -115,6 +148,7 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
   out += fmt::format("  {}", bus.is_text() ? bus.text() : "");
   if (pstate.is_number()) out += fmt::format("  P{:.0f}", pstate.number());
   out += "\n";
+  out += LeaseLine(d.fields[FieldId::kUuid], o, paint, 2);
   if (d.health == DeviceHealth::kLost) {
     out += paint(kRed, fmt::format("  LOST: {} (re-probed every sample)\n", d.health_detail));
     return;
@@ -166,6 +200,7 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
                        mname.is_text() ? mname.text() : Na(mname),
                        mused.is_number() ? HumanBytes(mused.number()) : Na(mused),
                        mtotal.is_number() ? HumanBytes(mtotal.number()) : Na(mtotal));
+    out += LeaseLine(m.fields[FieldId::kUuid], o, paint, 4);
   }
   if (o.processes) RenderProcesses(d, o, paint, out);
 }
@@ -176,6 +211,15 @@ std::string HumanBytes(double bytes) {
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
   return fmt::format("{:.0f} MiB", bytes / (1024.0 * 1024.0));
+}
+
+std::string HumanDuration(std::chrono::system_clock::duration d) {
+  const long long s =
+      std::max<long long>(0, std::chrono::duration_cast<std::chrono::seconds>(d).count());
+  if (s < 60) return fmt::format("{}s", s);
+  if (s < 3600) return fmt::format("{}m {}s", s / 60, s % 60);
+  if (s < 86400) return fmt::format("{}h {}m", s / 3600, s % 3600 / 60);
+  return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
 }
 
 std::string DescribeClockEventReasons(unsigned long long mask) {
@@ -226,6 +270,7 @@ std::string RenderStatus(const Snapshot& s, const StatusTextOptions& o) {
     RenderDevice(s, d, o, paint, out);
     out += "\n";
   }
+  RenderQueue(o, paint, out);
   return out;
 }
 

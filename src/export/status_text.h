@@ -1,10 +1,13 @@
-// The human status view: one block per GPU and its processes. Pure: the
-// caller decides colour (TTY) and passes the hostname.
+// The human status view: one block per GPU and its processes, and who holds
+// or waits for GPUs (leases). Pure: the caller decides colour (TTY) and passes
+// the hostname, the lease table and the time.
 #pragma once
 
+#include <chrono>
 #include <string>
 
 #include "gpuwatch/snapshot.h"
+#include "host/leases.h"
 
 namespace gpuwatch {
 
@@ -15,6 +18,10 @@ struct StatusTextOptions {
   std::string demo_source;    // scenario shown in the DEMO banner
   std::string replay_source;  // recording shown in the REPLAY banner
   int command_width = 60;     // command column is cut to this many characters
+  // GPU leases (docs/select.md): a line under each GPU and MIG device one
+  // names (by UUID), and the wait queue after the GPUs. Ages count to `now`.
+  host::LeaseTable leases;
+  std::chrono::system_clock::time_point now;
 };
 
 std::string RenderStatus(const Snapshot& snapshot, const StatusTextOptions& options);
@@ -23,5 +30,7 @@ std::string RenderStatus(const Snapshot& snapshot, const StatusTextOptions& opti
 std::string DescribeClockEventReasons(unsigned long long mask);
 // "92.6 GiB", "512 MiB"
 std::string HumanBytes(double bytes);
+// "45s", "2m 10s", "3h 5m", "2d 4h"; a negative duration (clock skew) is "0s".
+std::string HumanDuration(std::chrono::system_clock::duration d);
 
 }  // namespace gpuwatch

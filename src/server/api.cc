@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "export/lease_json.h"
 #include "export/lines.h"
 #include "export/snapshot_json.h"
 
@@ -25,13 +26,15 @@ const std::pair<unsigned, std::string_view> kReasonNames[] = {
 
 json Optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
-}  // namespace
-
-double UnixSeconds(std::chrono::system_clock::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
+// The leases of a document; a file that could not be read shows as none,
+// with "lease_error" saying why.
+void PutLeases(json& doc, const LeaseRead& leases) {
+  AddLeases(doc, leases ? *leases : host::LeaseTable{}, LeaseKeys::kEveryDevice);
+  doc["lease_error"] = leases ? json(nullptr) : json(leases.error().message());
 }
 
-json SnapshotDocument(const Published& p, const ApiContext& c) {
+// The snapshot document without leases.
+json SnapshotBody(const Published& p, const ApiContext& c) {
   if (!p.snapshot) {
     return json{{"schema", kApiSchema},   {"time", nullptr},
                 {"sequence", 0},          {"devices", json::array()},
@@ -110,7 +113,19 @@ json SnapshotDocument(const Published& p, const ApiContext& c) {
   return j;
 }
 
-json DevicesDocument(const Published& p) {
+}  // namespace
+
+double UnixSeconds(std::chrono::system_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+json SnapshotDocument(const Published& p, const ApiContext& c, const LeaseRead* leases) {
+  json j = SnapshotBody(p, c);
+  if (leases != nullptr) PutLeases(j, *leases);
+  return j;
+}
+
+json DevicesDocument(const Published& p, const LeaseRead* leases) {
   json devices = json::array();
   if (p.snapshot) {
     for (const auto& d : p.snapshot->devices) {
@@ -122,13 +137,24 @@ json DevicesDocument(const Published& p) {
                                     : r.is_number() ? json(r.number())
                                                     : json(nullptr);
       }
-      devices.push_back({{"index", d.index},
-                         {"health", HealthName(d.health)},
-                         {"processes", d.processes.size()},
-                         {"facts", std::move(facts)}});
+      json device = {{"index", d.index},
+                     {"health", HealthName(d.health)},
+                     {"processes", d.processes.size()},
+                     {"facts", std::move(facts)}};
+      if (leases != nullptr) {
+        const Reading& uuid = d.fields[FieldId::kUuid];
+        const host::Lease* lease =
+            *leases && uuid.is_text() ? (*leases)->Find(uuid.text()) : nullptr;
+        device["lease"] = lease != nullptr ? LeaseToJson(*lease) : json(nullptr);
+      }
+      devices.push_back(std::move(device));
     }
   }
-  return json{{"schema", kApiSchema}, {"devices", std::move(devices)}};
+  json doc = {{"schema", kApiSchema}, {"devices", std::move(devices)}};
+  if (leases != nullptr) {
+    doc["lease_error"] = *leases ? json(nullptr) : json(leases->error().message());
+  }
+  return doc;
 }
 
 json ProcessesDocument(const Published& p) {
@@ -143,6 +169,12 @@ json ProcessesDocument(const Published& p) {
     }
   }
   return json{{"schema", kApiSchema}, {"processes", std::move(procs)}};
+}
+
+json LeasesDocument(const host::LeaseTable& table) {
+  json j = LeasesToJson(table);
+  j["schema"] = kApiSchema;
+  return j;
 }
 
 json EventDocument(const Event& e) {

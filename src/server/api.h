@@ -14,6 +14,7 @@
 #include "analysis/rules/engine.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
+#include "host/leases.h"
 #include "server/framework_table.h"
 
 namespace gpuwatch::server {
@@ -34,10 +35,21 @@ struct ApiContext {
   double interval_seconds = 1;
 };
 
+// The machine's lease file (docs/select.md) as one request read it: the
+// table, or why it could not be read.
+using LeaseRead = Result<host::LeaseTable>;
+
 double UnixSeconds(std::chrono::system_clock::time_point t);
 
-nlohmann::json SnapshotDocument(const Published& p, const ApiContext& c);
-nlohmann::json DevicesDocument(const Published& p);
+// With `leases` (nullptr: the server reads none, and the documents have no
+// lease keys): "lease" on every device and MIG device, null when free;
+// "lease_queue"; "lease_error", null or why the file could not be read.
+nlohmann::json SnapshotDocument(const Published& p, const ApiContext& c,
+                                const LeaseRead* leases = nullptr);
+// With `leases`: "lease" on every GPU, null when free.
+nlohmann::json DevicesDocument(const Published& p, const LeaseRead* leases = nullptr);
+// /api/v1/leases: every lease of the machine and the wait queue.
+nlohmann::json LeasesDocument(const host::LeaseTable& table);
 nlohmann::json ProcessesDocument(const Published& p);
 nlohmann::json EventDocument(const Event& e);
 nlohmann::json EventsDocument(const std::vector<Event>& events);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <optional>
 
 #include "server/admission.h"
 #include "webassets/web_assets.h"
@@ -64,6 +65,12 @@ struct HttpServer::Impl {
   std::mutex users_mu;
   std::map<std::string, std::string> users;
   std::shared_ptr<AdmissionStats> admission = std::make_shared<AdmissionStats>();
+
+  // The lease file now; nullopt when this server shows no leases.
+  std::optional<LeaseRead> ReadLeases() const {
+    if (!options.leases) return std::nullopt;
+    return options.leases();
+  }
 
   // /healthz and /readyz, answered by a worker or, when none is free, by the
   // admission shedder.
@@ -216,6 +223,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();
     in.stats.http_deadline_cuts = self->admission->deadline_cuts.load();
+    // A lease file that cannot be read leaves the lease series out (unknown, not 0).
+    if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
+    in.now = std::chrono::system_clock::now();
     res.set_content(RenderMetrics(in, mo), std::string(MetricsContentType(mo.format)));
   });
   for (const char* probe : {"/healthz", "/readyz"}) {
@@ -226,10 +236,20 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     });
   }
   srv.Get("/api/v1/snapshot", [self](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, SnapshotDocument(self->hub->Latest(), self->options.api));
+    const auto leases = self->ReadLeases();
+    SendJson(res,
+             SnapshotDocument(self->hub->Latest(), self->options.api, leases ? &*leases : nullptr));
   });
   srv.Get("/api/v1/devices", [self](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, DevicesDocument(self->hub->Latest()));
+    const auto leases = self->ReadLeases();
+    SendJson(res, DevicesDocument(self->hub->Latest(), leases ? &*leases : nullptr));
+  });
+  srv.Get("/api/v1/leases", [self](const httplib::Request&, httplib::Response& res) {
+    const auto leases = self->ReadLeases();
+    if (!leases) return SendError(res, 404, "this server shows no leases");
+    if (!*leases)
+      return SendError(res, 503, "cannot read the leases: " + leases->error().message());
+    SendJson(res, LeasesDocument(**leases));
   });
   srv.Get("/api/v1/processes", [self](const httplib::Request&, httplib::Response& res) {
     SendJson(res, ProcessesDocument(self->hub->Latest()));
@@ -305,8 +325,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
             cursor->events = self->hub->event_count();
             const Published p = self->hub->Latest();
             cursor->version = p.version;
+            const auto leases = self->ReadLeases();
             const std::string first =
-                "retry: 2000\n\n" + SseMessage("snapshot", SnapshotDocument(p, self->options.api));
+                "retry: 2000\n\n" +
+                SseMessage("snapshot",
+                           SnapshotDocument(p, self->options.api, leases ? &*leases : nullptr));
             return sink.write(first.data(), first.size());
           }
           if (self->hub->stopped() || self->stopping) return false;
@@ -325,7 +348,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
           const Published p = self->hub->Latest();
           if (p.version > cursor->version) {
             cursor->version = p.version;
-            out += SseMessage("snapshot", SnapshotDocument(p, self->options.api));
+            const auto leases = self->ReadLeases();
+            out += SseMessage("snapshot",
+                              SnapshotDocument(p, self->options.api, leases ? &*leases : nullptr));
           }
           return out.empty() || sink.write(out.data(), out.size());
         },

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "gpuwatch/status.h"
+#include "host/leases.h"
 #include "server/hub.h"
 #include "server/web_config.h"
 
@@ -27,6 +28,9 @@ struct HistoryQuery {
 };
 // Answers /api/v1/history; NotFound for an unknown device.
 using HistorySource = std::function<Result<nlohmann::json>(const HistoryQuery&)>;
+// Reads the machine's lease file (docs/select.md) once per request that shows
+// leases; called from several HTTP workers at once.
+using LeaseSource = std::function<Result<host::LeaseTable>()>;
 
 struct HttpOptions {
   std::string host = "127.0.0.1";
@@ -34,6 +38,7 @@ struct HttpOptions {
   MetricsOptions metrics;
   ApiContext api;
   HistorySource history;
+  LeaseSource leases;  // none: no leases shown, /api/v1/leases is 404
   std::string version;
   int workers = 32;
   int queue = 32;  // connections waiting for a worker; beyond, 503 (the probes still answer)

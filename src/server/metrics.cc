@@ -168,8 +168,7 @@ void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
 
 // A MIG device: its own families (gpuwatch_mig_*, so that sums over
 // gpuwatch_* count each GPU once), labelled with its parent GPU and instance.
-void AddMig(Writer& w, const DeviceSample& m, const DeviceSample* parent,
-            const std::string& hostname) {
+Labels MigLabels(const DeviceSample& m, const DeviceSample* parent, const std::string& hostname) {
   Labels labels = DeviceLabels(m, hostname);
   if (parent != nullptr) {
     labels[2].second = Text(parent->fields[FieldId::kPciBusId]);  // pci_bus_id: the parent's
@@ -179,6 +178,18 @@ void AddMig(Writer& w, const DeviceSample& m, const DeviceSample* parent,
   labels.emplace_back("compute_instance", m.compute_instance_id
                                               ? std::to_string(*m.compute_instance_id)
                                               : std::string());
+  return labels;
+}
+
+const DeviceSample* Parent(const Snapshot& s, const DeviceSample& m) {
+  const auto parent = std::find_if(s.devices.begin(), s.devices.end(),
+                                   [&](const DeviceSample& d) { return d.index == m.index; });
+  return parent != s.devices.end() ? &*parent : nullptr;
+}
+
+void AddMig(Writer& w, const DeviceSample& m, const DeviceSample* parent,
+            const std::string& hostname) {
+  const Labels labels = MigLabels(m, parent, hostname);
   w.Add("gpuwatch_mig_info", Type::kInfo, "A MIG device and the GPU it is part of", labels, 1);
   if (m.health != DeviceHealth::kOk) return;
   for (const auto& f : Catalogue()) {
@@ -188,6 +199,65 @@ void AddMig(Writer& w, const DeviceSample& m, const DeviceSample* parent,
     w.Add(fmt::format("gpuwatch_mig_{}", f.prom_name.substr(std::string_view("gpuwatch_").size())),
           TypeOf(f), f.help, labels, *v);
   }
+}
+
+// At most `max` bytes of `text`, not cutting a UTF-8 character in two.
+std::string CutUtf8(const std::string& text, std::size_t max) {
+  if (text.size() <= max) return text;
+  std::size_t end = max;
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end);
+}
+
+// Who holds each GPU and MIG device (1/0), who waits, and with
+// process_metrics who holds what (only for the devices of this snapshot, so
+// every gpuwatch_lease_info has its *_leased 1).
+void AddLeaseSeries(Writer& w, const Snapshot* s, const host::LeaseTable& t, const MetricsInput& in,
+                    const MetricsOptions& o) {
+  std::vector<std::pair<const DeviceSample*, const host::Lease*>> leased;
+  if (s != nullptr) {
+    for (const auto& d : s->devices) {
+      const host::Lease* l = t.Find(Text(d.fields[FieldId::kUuid]));
+      w.Add("gpuwatch_gpu_leased", Type::kGauge,
+            "1 while a job holds the GPU through a lease (select --lease, run --gpus auto:N)",
+            DeviceLabels(d, in.hostname), l != nullptr ? 1 : 0);
+      if (l != nullptr) leased.emplace_back(&d, l);
+    }
+    for (const auto& m : s->mig_devices) {
+      const host::Lease* l = t.Find(Text(m.fields[FieldId::kUuid]));
+      w.Add("gpuwatch_mig_leased", Type::kGauge,
+            "1 while a job holds the MIG device through a lease (select --lease, run --gpus "
+            "auto:N)",
+            MigLabels(m, Parent(*s, m), in.hostname), l != nullptr ? 1 : 0);
+      if (l != nullptr) leased.emplace_back(&m, l);
+    }
+  }
+  if (o.process_metrics) {
+    for (const auto& [d, l] : leased) {
+      Labels labels = {{"gpu", std::to_string(d->index)},
+                       {"uuid", l->uuid},
+                       {"hostname", in.hostname},
+                       {"device", l->device},
+                       {"pid", l->holders.empty() ? "" : std::to_string(l->holders.front().pid)},
+                       {"command", CutUtf8(l->command, 64)},
+                       {"ticket", std::to_string(l->ticket)}};
+      if (o.process_user) labels.emplace_back("user", l->user);
+      w.Add("gpuwatch_lease_info", Type::kInfo,
+            "Who holds a leased GPU or MIG device: the first holder's pid, command and ticket "
+            "(--process-metrics; user with --process-user)",
+            labels, 1);
+    }
+  }
+  const Labels host = {{"hostname", in.hostname}};
+  w.Add("gpuwatch_lease_queue_length", Type::kGauge,
+        "Jobs waiting for GPUs (run --gpus auto:N --wait)", host,
+        static_cast<double>(t.queue.size()));
+  double oldest = 0;
+  for (const host::Waiter& waiter : t.queue) {
+    oldest = std::max(oldest, std::chrono::duration<double>(in.now - waiter.since).count());
+  }
+  w.Add("gpuwatch_lease_queue_wait_seconds", Type::kGauge,
+        "How long the longest-waiting job has waited for GPUs (0 when none waits)", host, oldest);
 }
 
 void AddDcgm(Writer& w, const Snapshot& s, const std::string& hostname, MetricsFormat format) {
@@ -235,12 +305,9 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
       if (auto v = Value(s.host[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, host, *v);
     }
     for (const auto& d : s.devices) AddDevice(w, d, in.hostname, o);
-    for (const auto& m : s.mig_devices) {
-      const auto parent = std::find_if(s.devices.begin(), s.devices.end(),
-                                       [&](const DeviceSample& d) { return d.index == m.index; });
-      AddMig(w, m, parent != s.devices.end() ? &*parent : nullptr, in.hostname);
-    }
+    for (const auto& m : s.mig_devices) AddMig(w, m, Parent(s, m), in.hostname);
   }
+  if (in.leases) AddLeaseSeries(w, in.snapshot, *in.leases, in, o);
 
   // One series per (rule, severity, GPU), however many processes it fired for.
   std::set<std::tuple<std::string, std::string, int>> alerts;

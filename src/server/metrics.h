@@ -4,8 +4,10 @@
 // serialization and nothing else. docs/metrics.md lists every series.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/snapshot.h"
+#include "host/leases.h"
 #include "server/framework_table.h"
 
 namespace gpuwatch::server {
@@ -49,6 +52,10 @@ struct MetricsInput {
   std::vector<leaks::LeakReport> leaks;
   std::vector<FrameworkMemory> framework;  // per process: shown with process_metrics
   ExporterStats stats;
+  // The machine's leases (docs/select.md); nullopt when not read (no lease
+  // series). Waits are counted to `now`.
+  std::optional<host::LeaseTable> leases;
+  std::chrono::system_clock::time_point now;
 };
 
 std::string RenderMetrics(const MetricsInput& input, const MetricsOptions& options);

@@ -1,8 +1,8 @@
 // `gpuwatch serve` as a process: it serves before the driver answers (and
 // says why), reloads rules on SIGHUP (keeping the running ones when the new
 // file is bad), stops cleanly on SIGTERM, and refuses bad options before
-// listening. The port is picked by the kernel (--listen 127.0.0.1:0) and read
-// from the daemon's log.
+// listening; shows the machine's leases (its own GPUWATCH_RUNTIME_DIR). The port is picked by the
+// kernel (--listen 127.0.0.1:0) and read from the daemon's log.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -22,9 +22,12 @@
 #include <sstream>
 #include <thread>
 
+#include "host/leases.h"
+
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+using nlohmann::json;
 
 std::string Slurp(const fs::path& p) {
   std::ifstream in(p);
@@ -206,6 +209,128 @@ TEST_F(Serve, JobsReportFrameworkMemoryAndMarksOverTheSocket) {
   EXPECT_NE(metrics.find("gpuwatch_framework_memory_bytes{gpu=\"0\",hostname="), std::string::npos);
   EXPECT_NE(metrics.find("framework=\"torch\",kind=\"allocated\"} 1073741824"), std::string::npos)
       << metrics.substr(0, 400);
+}
+
+const std::string kDemoGpu2 = "GPU-4e8a1f60-93bd-4c2e-8f75-b1d0a6e3c952";
+const std::string kDemoMig = "MIG-5b1e0c7a-3d92-5f46-8a1b-c4e7f2093d6a";  // GPU 5, gi 1
+
+gpuwatch::host::Lease LeaseFor(const gpuwatch::host::LeaseHolder& holder, std::string uuid,
+                               std::string device, std::uint64_t ticket) {
+  gpuwatch::host::Lease l;
+  l.uuid = std::move(uuid);
+  l.device = std::move(device);
+  l.holders = {holder};
+  l.user = "alice";
+  l.command = "python train.py --rank 0";
+  l.ticket = ticket;
+  l.since = std::chrono::system_clock::now() - 130s;
+  return l;
+}
+
+// The value of the sample of `family` whose labels match `labels` (a regex).
+std::string Sample(const std::string& text, const std::string& family, const std::string& labels) {
+  std::smatch m;
+  const std::regex line("\n" + family + "\\{" + labels + "[^}]*\\} (\\S+)\n");
+  return std::regex_search(text, m, line) ? m[1].str() : "absent";
+}
+
+TEST_F(Serve, LeasesShowInTheApiAndMetricsAndGoWithTheirHolder) {
+  const fs::path run = dir_ / "run";
+  const gpuwatch::host::LeaseBook book(run, gpuwatch::host::ProcessLiveness("/proc"));
+  const gpuwatch::host::ProcessLiveness proc("/proc");
+  auto me = proc.Identify(static_cast<std::uint32_t>(getpid()));
+  ASSERT_TRUE(me) << me.error().message();
+  pid_t holder = fork();  // holds the MIG lease until the test kills it
+  ASSERT_GE(holder, 0);
+  if (holder == 0) {
+    pause();
+    _exit(0);
+  }
+  auto other = proc.Identify(static_cast<std::uint32_t>(holder));
+  ASSERT_TRUE(other) << other.error().message();
+  ASSERT_TRUE(book.Update([&](gpuwatch::host::LeaseTable& t) {
+                    t.leases.push_back(LeaseFor(*me, kDemoGpu2, "2", t.next_ticket++));
+                    t.leases.push_back(LeaseFor(*other, kDemoMig, "5:1", t.next_ticket++));
+                    gpuwatch::host::Waiter w;
+                    w.ticket = t.next_ticket++;
+                    w.holder = *me;
+                    w.user = "bob";
+                    w.command = "python eval.py";
+                    w.wants = "1 GPU with ≥ 40.0 GiB free";
+                    w.since = std::chrono::system_clock::now() - 65s;
+                    t.queue.push_back(w);
+                  })
+                  .ok());
+
+  const std::string runtime = "GPUWATCH_RUNTIME_DIR=" + run.string();
+  Start({"--demo", "serve", "--listen", "127.0.0.1:0", "-i", "200ms", "--process-metrics",
+         "--process-user"},
+        {runtime});
+  const int port = Port();
+  ASSERT_GT(port, 0) << Slurp(dir_ / "log");
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+
+  for (int i = 0; i < 200; ++i) {  // the first snapshot
+    auto r = c.Get("/readyz");
+    if (r && r->status == 200) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  auto leases = c.Get("/api/v1/leases");
+  ASSERT_TRUE(leases);
+  ASSERT_EQ(leases->status, 200) << leases->body;
+  const json doc = json::parse(leases->body);
+  ASSERT_EQ(doc["leases"].size(), 2u) << leases->body;
+  EXPECT_EQ(doc["leases"][0]["pid"], getpid());
+  EXPECT_EQ(doc["leases"][0]["device"], "2");
+  EXPECT_EQ(doc["leases"][0]["command"], "python train.py --rank 0");
+  EXPECT_EQ(doc["leases"][1]["pid"], holder);
+  ASSERT_EQ(doc["queue"].size(), 1u);
+  EXPECT_EQ(doc["queue"][0]["user"], "bob");
+  EXPECT_EQ(doc["queue"][0]["position"], 1);
+
+  const json snap = json::parse(c.Get("/api/v1/snapshot")->body);
+  EXPECT_EQ(snap["devices"][2]["lease"]["uuid"], kDemoGpu2);
+  EXPECT_TRUE(snap["devices"][0]["lease"].is_null());
+  json mig_lease;
+  for (const auto& m : snap["devices"][5]["mig_devices"]) {
+    if (m["fields"]["uuid"] == kDemoMig) mig_lease = m["lease"];
+  }
+  EXPECT_EQ(mig_lease["device"], "5:1") << snap["devices"][5].dump().substr(0, 400);
+  EXPECT_EQ(json::parse(c.Get("/api/v1/devices")->body)["devices"][2]["lease"]["pid"], getpid());
+
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_EQ(Sample(metrics, "gpuwatch_gpu_leased", "gpu=\"2\",uuid=\"" + kDemoGpu2 + "\""), "1")
+      << metrics.substr(0, 600);
+  EXPECT_EQ(Sample(metrics, "gpuwatch_gpu_leased", "gpu=\"0\","), "0");
+  EXPECT_EQ(Sample(metrics, "gpuwatch_mig_leased", "gpu=\"5\",uuid=\"" + kDemoMig + "\""), "1");
+  EXPECT_EQ(Sample(metrics, "gpuwatch_lease_queue_length", ""), "1");
+  const double waited = std::stod(Sample(metrics, "gpuwatch_lease_queue_wait_seconds", ""));
+  EXPECT_GE(waited, 65);
+  EXPECT_LT(waited, 120);
+  EXPECT_EQ(Sample(metrics, "gpuwatch_lease_info",
+                   "gpu=\"2\",uuid=\"" + kDemoGpu2 + "\",hostname=\"[^\"]*\",device=\"2\",pid=\"" +
+                       std::to_string(getpid()) +
+                       "\",command=\"python train.py --rank 0\",ticket=\"1\",user=\"alice\""),
+            "1")
+      << metrics.substr(metrics.find("gpuwatch_lease_info"), 800);
+  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
+    std::ofstream(dir_ / "metrics.prom") << metrics;
+    const std::string check = "promtool check metrics < " + (dir_ / "metrics.prom").string() +
+                              " > " + (dir_ / "promtool.out").string() + " 2>&1";
+    EXPECT_EQ(std::system(check.c_str()), 0) << Slurp(dir_ / "promtool.out");
+    EXPECT_EQ(Slurp(dir_ / "promtool.out"), "");
+  }
+
+  // The MIG device's holder dies (kill -9: nobody gives the lease back).
+  kill(holder, SIGKILL);
+  waitpid(holder, nullptr, 0);
+  const json after = json::parse(c.Get("/api/v1/leases")->body);
+  ASSERT_EQ(after["leases"].size(), 1u) << after.dump();
+  EXPECT_EQ(after["leases"][0]["uuid"], kDemoGpu2);
+  EXPECT_EQ(
+      Sample(c.Get("/metrics")->body, "gpuwatch_mig_leased", "gpu=\"5\",uuid=\"" + kDemoMig + "\""),
+      "0");
 }
 
 TEST_F(Serve, BadOptionsFailBeforeListening) {

@@ -1,0 +1,70 @@
+#include "export/lease_json.h"
+
+#include "export/snapshot_json.h"
+
+namespace gpuwatch {
+namespace {
+
+using nlohmann::json;
+
+void PutLease(json& device, const host::LeaseTable& table, LeaseKeys keys) {
+  const host::Lease* lease = nullptr;
+  const auto fields = device.find("fields");
+  if (fields != device.end() && fields->is_object()) {
+    const auto uuid = fields->find("uuid");
+    if (uuid != fields->end() && uuid->is_string()) lease = table.Find(uuid->get<std::string>());
+  }
+  if (lease != nullptr) {
+    device["lease"] = LeaseToJson(*lease);
+  } else if (keys == LeaseKeys::kEveryDevice) {
+    device["lease"] = nullptr;
+  }
+}
+
+}  // namespace
+
+json LeaseToJson(const host::Lease& l) {
+  json holders = json::array();
+  for (const host::LeaseHolder& h : l.holders) {
+    holders.push_back({{"pid", h.pid}, {"start_ticks", h.start_ticks}});
+  }
+  return {{"device", l.device},
+          {"uuid", l.uuid},
+          {"pid", l.holders.empty() ? json(nullptr) : json(l.holders.front().pid)},
+          {"user", l.user},
+          {"command", l.command},
+          {"ticket", l.ticket},
+          {"since", Iso8601(l.since)},
+          {"holders", std::move(holders)}};
+}
+
+json WaiterToJson(const host::Waiter& w, int position) {
+  return {{"ticket", w.ticket}, {"position", position},     {"pid", w.holder.pid},
+          {"user", w.user},     {"command", w.command},     {"count", w.count},
+          {"wants", w.wants},   {"since", Iso8601(w.since)}};
+}
+
+json LeasesToJson(const host::LeaseTable& table) {
+  json leases = json::array();
+  for (const host::Lease& l : table.leases) leases.push_back(LeaseToJson(l));
+  json queue = json::array();
+  for (std::size_t i = 0; i < table.queue.size(); ++i) {
+    queue.push_back(WaiterToJson(table.queue[i], static_cast<int>(i) + 1));
+  }
+  return {{"leases", std::move(leases)}, {"queue", std::move(queue)}};
+}
+
+void AddLeases(json& snapshot, const host::LeaseTable& table, LeaseKeys keys) {
+  if (snapshot.contains("devices")) {
+    for (json& d : snapshot.at("devices")) {
+      PutLease(d, table, keys);
+      if (!d.contains("mig_devices")) continue;
+      for (json& m : d.at("mig_devices")) PutLease(m, table, keys);
+    }
+  }
+  if (keys == LeaseKeys::kEveryDevice || !table.queue.empty()) {
+    snapshot["lease_queue"] = LeasesToJson(table)["queue"];
+  }
+}
+
+}  // namespace gpuwatch
