@@ -50,10 +50,13 @@ std::string FirstExisting(std::initializer_list<fs::path> candidates) {
 
 }  // namespace
 
-Result<DemoAssets> FindDemoAssets(const std::string& scenario_override) {
+Result<DemoAssets> FindDemoAssets(const std::string& scenario_override,
+                                  const std::string& demo_dir) {
   const fs::path exe = ExeDir();
+  const fs::path embedded = demo_dir.empty() ? exe : fs::path(demo_dir);
   DemoAssets a;
-  a.library = FirstExisting({exe / "lib" / "libnvidia-ml-fake.so",
+  a.library = FirstExisting({embedded / "lib" / "libnvidia-ml-fake.so",
+                             exe / "lib" / "libnvidia-ml-fake.so",
                              exe / ".." / "lib" / "gpuwatch" / "libnvidia-ml-fake.so",
                              fs::path(GPUWATCH_BUILD_DIR) / "lib" / "libnvidia-ml-fake.so"});
   if (a.library.empty()) {
@@ -64,7 +67,8 @@ Result<DemoAssets> FindDemoAssets(const std::string& scenario_override) {
   if (!scenario_override.empty()) {
     a.scenario = fs::absolute(scenario_override).string();
   } else {
-    a.scenario = FirstExisting({exe / ".." / "share" / "gpuwatch" / "scenarios" / "demo.yaml",
+    a.scenario = FirstExisting({embedded / "scenarios" / "demo.yaml",
+                                exe / ".." / "share" / "gpuwatch" / "scenarios" / "demo.yaml",
                                 fs::path(GPUWATCH_SOURCE_DIR) / "scenarios" / "demo.yaml"});
     if (a.scenario.empty())
       return Status::NotFound("the demo fleet scenario (scenarios/demo.yaml) is not installed");
@@ -105,7 +109,7 @@ Result<Source> OpenSource(const CommonArgs& args) {
   std::string demo_host_proc;
   Source source;
   if (args.demo || !args.scenario.empty()) {
-    auto assets = FindDemoAssets(args.scenario);
+    auto assets = FindDemoAssets(args.scenario, args.demo_dir);
     if (!assets) return assets.error();
     // The fake library reads its scenario from the environment at nvmlInit;
     // set before any thread starts.

@@ -19,6 +19,9 @@ struct CommonArgs {
   std::string color = "auto";
   std::string replay;         // --replay FILE: a JSON Lines recording instead of GPUs
   double replay_speed = 1.0;  // 0: as fast as it can be read
+  // Not an option: where an embedder (the Python package) keeps the demo's
+  // lib/libnvidia-ml-fake.so and scenarios/, searched first.
+  std::string demo_dir;
 };
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);
@@ -30,7 +33,8 @@ struct DemoAssets {
   std::string scenario;
   std::string host_proc;  // "" when the scenario has no .host tree
 };
-Result<DemoAssets> FindDemoAssets(const std::string& scenario_override);
+Result<DemoAssets> FindDemoAssets(const std::string& scenario_override,
+                                  const std::string& demo_dir = "");
 
 struct Source {
   std::unique_ptr<Backend> backend;
