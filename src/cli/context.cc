@@ -105,7 +105,7 @@ Result<Source> OpenSource(const CommonArgs& args) {
     return source;
   }
   nvml::NvmlOptions options;
-  options.shutdown_on_close = false;  // every command ends with the process
+  options.shutdown_on_close = args.shutdown_nvml_on_close;
   std::string demo_host_proc;
   Source source;
   if (args.demo || !args.scenario.empty()) {

@@ -22,6 +22,9 @@ struct CommonArgs {
   // Not an option: where an embedder (the Python package) keeps the demo's
   // lib/libnvidia-ml-fake.so and scenarios/, searched first.
   std::string demo_dir;
+  // Not an option: an embedder opens sources one after another in one
+  // process, so NVML is shut down with each (commands end with the process).
+  bool shutdown_nvml_on_close = false;
 };
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);

@@ -33,6 +33,7 @@ cli::CommonArgs ArgsFor(const MonitorOptions& o) {
   a.demo_dir = o.demo_dir;
   a.host_proc = o.host_proc;
   a.replay_speed = 1.0;
+  a.shutdown_nvml_on_close = true;  // the next source may be another scenario
   return a;
 }
 
