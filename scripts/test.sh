@@ -2,7 +2,8 @@
 # Every test: installs what it needs, then builds and runs
 #   1. the whole suite with GCC (unit, fake-NVML backend, CLI golden tests),
 #   2. the unit tests again under ASan+UBSan,
-#   3. a clang build with warnings as errors, and a clang-format check.
+#   3. a clang build with warnings as errors, and a clang-format check;
+#   and the Python package: pip install ./python, then pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -16,6 +17,19 @@ cmake --preset gcc >/dev/null
 cmake --build --preset gcc -j "$JOBS"
 step "GCC tests"
 ctest --preset gcc -j "$JOBS" || failed=1
+
+step "Python package: pip install ./python (CMake, reusing the GCC build) and pytest"
+# Debian's python3, whose packages (pybind11, pytest, CPU torch) the venv sees.
+venv=build/python-venv
+rm -rf "$venv"
+/usr/bin/python3 -m venv --system-site-packages "$venv"
+if GPUWATCH_CMAKE_BUILD_DIR=build/gcc CMAKE_BUILD_PARALLEL_LEVEL="$JOBS" \
+     "$venv/bin/pip" install -q --no-build-isolation ./python; then
+  (cd python/tests && "../../$venv/bin/python" -m pytest -q -p no:cacheprovider) || failed=1
+else
+  echo "pip install ./python: FAILED"
+  failed=1
+fi
 
 step "ASan+UBSan build and tests"
 cmake --preset asan >/dev/null

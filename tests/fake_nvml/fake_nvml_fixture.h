@@ -5,6 +5,7 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -64,9 +65,11 @@ class FakeNvml : public testing::Test {
   }
   static void At(double t) { setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1); }
 
-  // Writes a scenario into the test's temp dir and returns its path.
+  // Writes a scenario into the temp dir and returns its path. The name
+  // carries the pid: ctest runs each test case as its own process, several
+  // at once, and TempDir() is shared by all.
   static std::string Write(const std::string& name, const std::string& text) {
-    const std::string path = testing::TempDir() + "/" + name;
+    const std::string path = testing::TempDir() + "/" + std::to_string(getpid()) + "-" + name;
     std::ofstream(path) << text;
     return path;
   }
