@@ -49,7 +49,9 @@ def test_events_reach_python_callbacks_from_a_python_thread():
 def test_collector_windows_nest_and_hold_mean_min_max_last():
     with gpuwatch.Sampler(interval=0.05, scenario=scenario("xid.yaml")) as s:
         c = gpuwatch.Collector(s)
+        s.wait(5)  # the next snapshot is newer than the windows
         with c("train"):
+            s.wait(5)
             s.wait(5)
             with c("epoch"):
                 for _ in range(4):
