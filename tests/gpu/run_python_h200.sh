@@ -15,22 +15,16 @@ SECONDS=0
 . tests/gpu/python_install.sh > "$OUT/install.log" 2>&1
 echo "pip install ./python: rc $? in ${SECONDS}s" | tee -a "$OUT/install.log"
 
-# A scenario that does not parse crashed python3.12 here once (not on Debian):
-# where, with a backtrace.
+# A scenario that does not parse once crashed python3.12 here: libyaml-cpp had
+# bound to _core's copies of its inline functions (fixed with --exclude-libs).
 printf 'devices: [ {name: \n' > /tmp/bad.yaml
-python3 -m gpuwatch --scenario /tmp/bad.yaml > "$OUT/bad_cli.txt" 2>&1; echo "cli rc $?" >> "$OUT/bad_cli.txt"
-cat > /tmp/bad.py <<'PY'
+python3 -X faulthandler -c "
 import gpuwatch
-print(len(gpuwatch.snapshot(demo=True)["devices"]))
 try:
-    gpuwatch.snapshot(scenario="/tmp/bad.yaml")
+    gpuwatch.snapshot(scenario='/tmp/bad.yaml')
 except gpuwatch.Error as e:
-    print("error:", e)
-print(len(gpuwatch.snapshot(demo=True)["devices"]))
-PY
-python3 -X faulthandler /tmp/bad.py > "$OUT/bad_py.txt" 2>&1; echo "py rc $?" >> "$OUT/bad_py.txt"
-timeout 120 cuda-gdb -batch -ex run -ex bt -ex "info sharedlibrary" --args python3 /tmp/bad.py \
-  > "$OUT/bad_gdb.txt" 2>&1
+    print('error:', e)
+" > "$OUT/bad_scenario.txt" 2>&1; echo "rc $?" >> "$OUT/bad_scenario.txt"
 
 # The core's suite, run as in CI (demo and fault scenarios).
 (cd python/tests && timeout 300 python3 -X faulthandler -m pytest -q -p no:cacheprovider \
@@ -48,3 +42,5 @@ step lightning python3 tests/gpu/python_lightning.py
 step jax python3 tests/gpu/python_jax.py
 step under_run bash tests/gpu/python_under_run.sh
 cat "$OUT/summary.txt"
+# The device tool returns a limited number of files: one archive of them all.
+tar czf /tmp/python_h200.tgz -C "$OUT" . && mv /tmp/python_h200.tgz "$OUT/"
