@@ -70,7 +70,8 @@ def test_select_chooses_the_least_busy_and_explains_refusals(monkeypatch):
         gpuwatch.select(demo=True, min_free="lots")
 
 
-def test_select_counts_leased_gpus_as_taken(tmp_path):
+def test_select_counts_leased_gpus_as_taken(tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUWATCH_FAKE_TIME", "100")
     gw = os.path.join(os.path.dirname(gpuwatch.__file__), "_data", "gpuwatch")
     holder = subprocess.Popen(["sleep", "60"])
     try:
@@ -96,7 +97,8 @@ def test_check_leak_sees_through_a_sawtooth():
         gpuwatch.check_leak([1.0] * 5)
 
 
-def test_python_dash_m_gpuwatch_runs_the_command_line():
+def test_python_dash_m_gpuwatch_runs_the_command_line(monkeypatch):
+    monkeypatch.setenv("GPUWATCH_FAKE_TIME", "100")  # the demo fleet, frozen
     out = subprocess.run([sys.executable, "-m", "gpuwatch", "--demo", "select", "-n", "2"],
                          capture_output=True, text=True, check=True)
     assert out.stdout == "7,4\n"
