@@ -160,8 +160,9 @@ TEST_F(LeaseFixture, TwentyWaitersNeverShareAGpuAndStartInArrivalOrder) {
   }
   for (const auto& [ticket, at] : granted) {
     if (ticket <= 8) continue;
+    const std::int64_t granted_at = at;  // clang 14 lambdas cannot capture a binding
     const auto ended_before =
-        std::count_if(ends.begin(), ends.end(), [&](std::int64_t e) { return e < at; });
+        std::count_if(ends.begin(), ends.end(), [&](std::int64_t e) { return e < granted_at; });
     EXPECT_GE(ended_before, static_cast<long>(ticket - 8))
         << "ticket " << ticket << " started before a GPU was free for it";
   }
