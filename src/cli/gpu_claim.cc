@@ -239,8 +239,10 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
       waiting = static_cast<int>(table->queue.size());
     }
     if (!table || position == 0) {
-      // The file was reset (or unreadable): take our place again.
+      // The file was reset or unreadable, or our holder (select's caller) is
+      // gone: take our place again, at the pace of a poll.
       if (Status s = book.Update(join, &out.warning); !s.ok()) return s;
+      watch.Nap(request.poll);
       continue;
     }
     std::string line;
