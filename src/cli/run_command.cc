@@ -161,6 +161,9 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   }
   std::map<std::string, std::string> env;
   CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  // What the job calls CUDA device k is the k-th GPU of the CUDA_VISIBLE_DEVICES
+  // we set (in PCI order, NVML's): framework memory is reported by NVML index.
+  std::vector<int> cuda_to_nvml;
   std::optional<HeldLeases> held;
   std::optional<JobLease> job_lease;
   if (claim) {
@@ -180,6 +183,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     job_lease->waited = std::chrono::duration_cast<std::chrono::milliseconds>(outcome->waited);
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     env["CUDA_VISIBLE_DEVICES"] = DeviceList(outcome->choice, false);
+    for (const auto& c : outcome->choice.chosen) cuda_to_nvml.push_back(c.index);
     if (!args.quiet) {
       terminal.Line(fmt::format("leased GPU {} until the job ends (ticket #{})",
                                 DeviceList(outcome->choice, false), outcome->ticket));
@@ -190,6 +194,13 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     // CUDA numbers GPUs fastest-first unless told to use PCI order, which is NVML's.
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
     env["CUDA_VISIBLE_DEVICES"] = *visible;
+    if (visible->find_first_not_of("0123456789,") == std::string::npos) {
+      for (std::size_t at = 0; at < visible->size();) {  // indices only; UUIDs stay unmapped
+        const auto comma = visible->find(',', at);
+        cuda_to_nvml.push_back(std::stoi(visible->substr(at, comma - at)));
+        at = comma == std::string::npos ? visible->size() : comma + 1;
+      }
+    }
   }
   auto socket = JobSocket::Create();
   if (!socket) {
@@ -238,9 +249,13 @@ int RunRun(const CommonArgs& common, RunArgs args) {
         summary.AddMark(m.message.mark, m.message.mark_value);
         recorder.AddEvent((*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value));
       } else if (m.message.kind == JobMessage::Kind::kMemory) {
-        summary.AddFrameworkMemory(m.message.device, m.message.framework, m.message.bytes);
-        recorder.AddFramework(m.time, m.message.device, m.message.framework, m.message.bytes);
-        (*pipeline)->Framework(m.time, m.message.device, m.message.framework, m.message.bytes);
+        const int cuda = m.message.device;
+        const int gpu = cuda >= 0 && static_cast<std::size_t>(cuda) < cuda_to_nvml.size()
+                            ? cuda_to_nvml[static_cast<std::size_t>(cuda)]
+                            : cuda;
+        summary.AddFrameworkMemory(gpu, m.message.framework, m.message.bytes);
+        recorder.AddFramework(m.time, gpu, m.message.framework, m.message.bytes);
+        (*pipeline)->Framework(m.time, gpu, m.message.framework, m.message.bytes);
       }
     }
     for (const auto& error : (*socket)->DrainErrors()) {

@@ -114,6 +114,17 @@ TEST_F(RunFixture, MemoryLimitWarnsThenTerminatesThenKillsExplainingEachStep) {
   EXPECT_EQ(term.code, 128 + 15) << term.err;
 }
 
+TEST_F(RunFixture, FrameworkMemoryOfCudaDeviceZeroIsFiledUnderTheGpuItIs) {
+  // --gpus 1: the job's CUDA device 0 is NVML's GPU 1.
+  const Out r = Run("--gpus 1 --json " + (dir_ / "report.json").string(),
+                    Job("job_client \"mem framework=torch device=0 allocated=100 reserved=200\"; "
+                        "sleep 0.3"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Report();
+  EXPECT_EQ(j["framework_memory"]["1"]["peak"]["reserved"], 200.0) << j["framework_memory"];
+  EXPECT_FALSE(j["framework_memory"].contains("0"));
+}
+
 TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {
   const Out r = Run(
       "--json " + (dir_ / "report.json").string() + " --jsonl " + (dir_ / "run.jsonl").string(),
