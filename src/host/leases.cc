@@ -54,10 +54,11 @@ class Entry {
     if (!v.is_number_integer()) throw std::invalid_argument(Where(key) + ": expected an integer");
     return v.get<std::int64_t>();
   }
-  // Milliseconds since the Unix epoch, up to the year 3000 (no overflow in ns).
+  // Milliseconds since the Unix epoch, up to the year 2200: system_clock
+  // counts nanoseconds in 64 bits, which end in 2262.
   system_clock::time_point Time(const char* key) const {
     const std::int64_t ms = Integer(key);
-    if (ms < 0 || ms > 32'503'680'000'000) {
+    if (ms < 0 || ms > 7'258'118'400'000) {
       throw std::invalid_argument(Where(key) + ": expected a time in ms since 1970");
     }
     return FromMillis(ms);

@@ -76,6 +76,9 @@ TEST(LeaseTable, ParseErrorsNameTheEntryAndTheProblem) {
       {R"({"version":1,"next_ticket":1,"leases":[],"queue":[{"ticket":1,"holder":[1,2],
           "user":"a","command":"c","count":1,"wants":"","since_ms":-9223372036854775807}]})",
        "queue[0].since_ms: expected a time in ms since 1970"},
+      {R"({"version":1,"next_ticket":1,"leases":[],"queue":[{"ticket":1,"holder":[1,2],
+          "user":"a","command":"c","count":1,"wants":"","since_ms":9796052653616}]})",
+       "queue[0].since_ms: expected a time in ms since 1970"},  // found by lease_fuzzer
   };
   for (const auto& [text, why] : cases) {
     auto t = ParseLeaseTable(text);
