@@ -1,5 +1,5 @@
 // Backend: the only code that talks to hardware. NvmlBackend (the real one,
-// also driven by the fake NVML library in tests and the demo) and, later,
+// also driven by the fake NVML library in tests and the demo) and
 // ReplayBackend (recordings). A backend is owned and called by one thread at a time.
 #pragma once
 
@@ -33,7 +33,6 @@ class Backend {
   // fails as a whole: each field carries its own Reading; a lost device is
   // marked in out.health and re-probed on the next call.
   virtual void ReadDevice(int index, const FieldMask& which, bool processes, DeviceSample& out) = 0;
-  // The MIG devices of GPU `index` (empty when MIG is off).
   // A recording's own time for the sample being read (replay); live
   // backends return nothing and the reader stamps the current time.
   virtual std::optional<std::chrono::system_clock::time_point> SampleTime() const {
@@ -41,6 +40,17 @@ class Backend {
   }
   // A recording that has nothing more to play.
   virtual bool Finished() const { return false; }
+  // When the next sample is due, for a backend that keeps its own clock (a
+  // recording): a time at or before now (time_point::min() included) means
+  // at once. Such a backend plays each of its samples exactly once, one per
+  // round of reads, and can be made to wait: the sampler reads it at these
+  // times instead of at its interval and holds back for readers that take
+  // every snapshot. Live backends return nothing: the sampler's interval
+  // paces them and nothing waits for a reader.
+  virtual std::optional<std::chrono::steady_clock::time_point> NextSampleDue() const {
+    return std::nullopt;
+  }
+  // The MIG devices of GPU `index` (empty when MIG is off).
   virtual std::vector<DeviceSample> ReadMigDevices(int index, const FieldMask& which,
                                                    bool processes) = 0;
 };

@@ -22,7 +22,8 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args) {
                  "Read process details from this host /proc (e.g. /host/proc in a container)")
       ->check(CLI::ExistingDirectory);
   app.add_option("--replay", args.replay,
-                 "Play a recording (watch/run --jsonl FILE) instead of reading the GPUs")
+                 "Play a recording (--jsonl FILE or --db FILE) instead of reading the GPUs; "
+                 "every recorded sample is analysed once, in order")
       ->check(CLI::ExistingFile);
   app.add_option(
          "--replay-speed", args.replay_speed,
@@ -148,6 +149,10 @@ std::string Hostname() {
   char buf[256] = {};
   if (gethostname(buf, sizeof buf - 1) != 0) return "localhost";
   return buf;
+}
+
+std::string SourceHostname(const CommonArgs& args) {
+  return args.replay.empty() ? Hostname() : replay::RecordedHostname(args.replay);
 }
 
 }  // namespace gpuwatch::cli

@@ -17,8 +17,8 @@ struct CommonArgs {
   std::string scenario;   // --scenario: a fake-NVML scenario instead of the demo fleet
   std::string host_proc;  // --host-proc DIR: a mounted host /proc
   std::string color = "auto";
-  std::string replay;         // --replay FILE: a JSON Lines recording instead of GPUs
-  double replay_speed = 1.0;  // 0: as fast as it can be read
+  std::string replay;         // --replay FILE: a recording (--jsonl or --db) instead of GPUs
+  double replay_speed = 1.0;  // 0: as fast as it can be analysed; every sample either way
   // Not an option: where an embedder (the Python package) keeps the demo's
   // lib/libnvidia-ml-fake.so and scenarios/, searched first.
   std::string demo_dir;
@@ -53,6 +53,10 @@ host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo
 
 bool UseColor(const CommonArgs& args);
 std::string Hostname();
+// The machine the data comes from, for the hostname outputs carry: this
+// one's (Hostname()), or with --replay the one the recording names ("" when
+// it names none, as a SQLite history does not).
+std::string SourceHostname(const CommonArgs& args);
 
 // Exit statuses shared by all commands.
 inline constexpr int kExitOk = 0;

@@ -99,12 +99,11 @@ void Pipeline::Record(const Event& e) {
   if (db_) db_->Append(e);
 }
 
-Event Pipeline::Mark(std::chrono::system_clock::time_point time, const std::string& kind,
-                     const std::string& value) {
+std::vector<Event> Pipeline::Mark(std::chrono::system_clock::time_point time,
+                                  const std::string& kind, const std::string& value) {
   double number = 0;
   const bool numeric =
       std::from_chars(value.data(), value.data() + value.size(), number).ec == std::errc();
-  if (kind == "step" && numeric) leaks_.ObserveStep(time, static_cast<std::uint64_t>(number));
   Event e;
   e.time = time;
   e.kind = Event::Kind::kMark;
@@ -122,13 +121,26 @@ Event Pipeline::Mark(std::chrono::system_clock::time_point time, const std::stri
     if (!numeric) m.label = value;
     db_->AppendMark(std::move(m));
   }
-  return e;
+  std::vector<Event> out{std::move(e)};
+  if (kind == "step" && numeric && number >= 0) {
+    for (auto& leak : leaks_.ObserveStep(time, static_cast<std::uint64_t>(number))) {
+      Record(leak);
+      out.push_back(std::move(leak));
+    }
+  }
+  return out;
 }
 
-void Pipeline::Framework(std::chrono::system_clock::time_point time, int gpu,
-                         const std::string& framework,
-                         const std::map<std::string, double, std::less<>>& bytes) {
+std::vector<Event> Pipeline::Framework(std::chrono::system_clock::time_point time, int gpu,
+                                       const std::string& framework,
+                                       const std::map<std::string, double, std::less<>>& bytes,
+                                       std::optional<std::uint32_t> pid) {
   if (jsonl_) jsonl_->Write(JsonlFramework(time, gpu, framework, bytes));
+  const auto allocated = bytes.find("allocated");
+  if (allocated == bytes.end()) return {};
+  std::vector<Event> events = leaks_.ObserveFramework(time, gpu, pid, framework, allocated->second);
+  for (const auto& e : events) Record(e);
+  return events;
 }
 
 void Pipeline::Close() {

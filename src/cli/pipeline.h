@@ -48,12 +48,16 @@ class Pipeline {
   // An event from elsewhere (memory guard, ...), written out.
   void Record(const Event& event);
   // A mark from the training process (step / epoch / phase); returns it as
-  // the event it was recorded as.
-  Event Mark(std::chrono::system_clock::time_point time, const std::string& kind,
-             const std::string& value);
-  // Framework memory from the training process (recorded in --jsonl).
-  void Framework(std::chrono::system_clock::time_point time, int gpu, const std::string& framework,
-                 const std::map<std::string, double, std::less<>>& bytes);
+  // the event it was recorded as, followed by the leak events it caused (a
+  // step mark judges the per-step series of framework memory).
+  std::vector<Event> Mark(std::chrono::system_clock::time_point time, const std::string& kind,
+                          const std::string& value);
+  // Framework memory from the training process (recorded in --jsonl); its
+  // "allocated" bytes feed the leak detector. Returns the events that caused.
+  std::vector<Event> Framework(std::chrono::system_clock::time_point time, int gpu,
+                               const std::string& framework,
+                               const std::map<std::string, double, std::less<>>& bytes,
+                               std::optional<std::uint32_t> pid = std::nullopt);
   void Close();
 
   const Diagnoser& diagnoser() const { return diagnoser_; }

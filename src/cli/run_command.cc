@@ -235,6 +235,17 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   report::ReportRecorder recorder;
   std::optional<MemoryGuard> guard;
   if (limit) guard.emplace(*limit, *grace);
+  // Every event of the job: to the report and the summary, and the notable
+  // ones to the terminal (alerts are written by their rules' `log` action).
+  auto show_event = [&](const Event& e) {
+    recorder.AddEvent(e);
+    summary.AddEvent(e);
+    const bool notable =
+        e.kind == Event::Kind::kDiagnosis || e.kind == Event::Kind::kLeakSuspected ||
+        e.kind == Event::Kind::kLeakUpdated || e.kind == Event::Kind::kOomForecast ||
+        e.kind == Event::Kind::kOomForecastCleared || e.kind == Event::Kind::kDeviceLost;
+    if (notable && !args.quiet) terminal.Line(EventLogLine(e));
+  };
   std::uint64_t last = 0;
   std::optional<int> status;
   while (!status) {
@@ -244,10 +255,14 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     }
     auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(50));
     status = child->Poll();
+    std::vector<Event> job_events;
     for (auto& m : (*socket)->Drain()) {
+      const std::optional<std::uint32_t> pid = m.sender_pid ? m.sender_pid : m.message.pid;
       if (m.message.kind == JobMessage::Kind::kMark) {
         summary.AddMark(m.message.mark, m.message.mark_value);
-        recorder.AddEvent((*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value));
+        std::vector<Event> marked = (*pipeline)->Mark(m.time, m.message.mark, m.message.mark_value);
+        recorder.AddEvent(marked.front());
+        for (std::size_t i = 1; i < marked.size(); ++i) job_events.push_back(marked[i]);
       } else if (m.message.kind == JobMessage::Kind::kMemory) {
         const int cuda = m.message.device;
         const int gpu = cuda >= 0 && static_cast<std::size_t>(cuda) < cuda_to_nvml.size()
@@ -255,9 +270,13 @@ int RunRun(const CommonArgs& common, RunArgs args) {
                             : cuda;
         summary.AddFrameworkMemory(gpu, m.message.framework, m.message.bytes);
         recorder.AddFramework(m.time, gpu, m.message.framework, m.message.bytes);
-        (*pipeline)->Framework(m.time, gpu, m.message.framework, m.message.bytes);
+        for (auto& e :
+             (*pipeline)->Framework(m.time, gpu, m.message.framework, m.message.bytes, pid)) {
+          job_events.push_back(std::move(e));
+        }
       }
     }
+    for (const auto& e : job_events) show_event(e);
     for (const auto& error : (*socket)->DrainErrors()) {
       if (!args.quiet) terminal.Line("GPUWATCH_SOCKET: " + error);
     }
@@ -267,15 +286,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
         host::Descendants(host::ReadParents(proc_dir), static_cast<std::uint32_t>(child->pid()));
     summary.Observe(*snap, job);
     recorder.Observe(*snap, &job);
-    for (const auto& e : (*pipeline)->Observe(snap)) {
-      recorder.AddEvent(e);
-      // Alerts are written by their rules' `log` action.
-      const bool notable = e.kind == Event::Kind::kDiagnosis ||
-                           e.kind == Event::Kind::kLeakSuspected ||
-                           e.kind == Event::Kind::kDeviceLost;
-      if (notable && !args.quiet) terminal.Line(EventLogLine(e));
-      summary.AddEvent(e);
-    }
+    for (const auto& e : (*pipeline)->Observe(snap)) show_event(e);
     if (guard) {
       double job_bytes = 0;
       for (const auto& d : snap->devices) {

@@ -48,7 +48,7 @@ class Daemon {
     server::HttpOptions http;
     if (Status s = server::ParseListen(args_.listen, http.host, http.port); !s.ok())
       return Usage(s.message());
-    if (args_.hostname.empty()) args_.hostname = Hostname();
+    if (args_.hostname.empty()) args_.hostname = SourceHostname(common_);
     args_.outputs.hostname = args_.hostname;
     args_.outputs.log = [](std::string_view line) { Log(std::string(line)); };
     auto pipeline = OpenPipeline();
@@ -225,20 +225,24 @@ class Daemon {
       options.interval = interval_;
       auto sampler = std::make_shared<Sampler>(std::move(source->backend),
                                                std::move(source->resolver), options);
+      // Every snapshot in order (with --replay, every recorded sample).
+      const std::unique_ptr<Sampler::Follower> follower = sampler->Follow();
       sampler->Start();
       {
         std::lock_guard lock(mu_);
         sampler_ = sampler;
       }
-      std::uint64_t last = 0;
       while (true) {
         if (HandleSignal()) {
           sampler->Stop();
           return;
         }
-        auto snap = sampler->WaitNewer(last, std::chrono::milliseconds(200));
-        if (!snap) continue;
-        last = snap->sequence;
+        auto snap = follower->Next(std::chrono::milliseconds(200));
+        if (!snap) {
+          // A recording played to its end: its last snapshot stays served.
+          if (follower->done()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          continue;
+        }
         std::vector<Event> events = pipeline_->Observe(snap);
         for (const auto& e : events) {
           if (e.kind != Event::Kind::kAlertFiring && e.kind != Event::Kind::kAlertResolved)
@@ -250,7 +254,7 @@ class Daemon {
                          [](const Event& a, const Event& b) { return a.time < b.time; });
         if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
         hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events,
-                      framework_.Current(*snap));
+                      framework_.Current(*snap), pipeline_->diagnoser().Preallocated());
       }
     }
   }
@@ -264,11 +268,13 @@ class Daemon {
       const std::optional<std::uint32_t> pid = r.sender_pid ? r.sender_pid : m.pid;
       if (m.kind == JobMessage::Kind::kMemory && pid) {
         framework_.Report(*pid, m.framework, m.device, {m.bytes.begin(), m.bytes.end()}, r.time);
-        pipeline_->Framework(r.time, m.device, m.framework, m.bytes);
+        for (auto& e : pipeline_->Framework(r.time, m.device, m.framework, m.bytes, pid)) {
+          events.push_back(std::move(e));
+        }
       } else if (m.kind == JobMessage::Kind::kMark) {
-        Event e = pipeline_->Mark(r.time, m.mark, m.mark_value);
-        if (pid) e.process = ProcessKey{*pid, 0};
-        events.push_back(std::move(e));
+        std::vector<Event> marked = pipeline_->Mark(r.time, m.mark, m.mark_value);
+        if (pid) marked.front().process = ProcessKey{*pid, 0};
+        for (auto& e : marked) events.push_back(std::move(e));
       }
     }
     for (const auto& error : socket_->DrainErrors()) Log("--socket: " + error);

@@ -1,6 +1,8 @@
 // `gpuwatch watch`: sample every GPU at an interval until Ctrl-C or
 // --duration; print log lines and events (alerts, diagnoses, leaks), write
 // CSV / JSON Lines / SQLite history.
+// Every snapshot goes through the pipeline once, in order: with --replay every
+// recorded sample, at the pace --replay-speed sets (-i does not apply).
 // Ctrl-C flushes every output before exit.
 #include <fmt/format.h>
 
@@ -43,7 +45,7 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     if (!d) return UsageError("--duration", d.error());
     duration = *d;
   }
-  args.outputs.hostname = Hostname();
+  args.outputs.hostname = SourceHostname(common);  // a replay keeps the recorded machine's
   Terminal terminal(std::cout);
   if (args.quiet) {
     args.outputs.log = [](std::string_view) {};
@@ -73,19 +75,18 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   SamplerOptions options;
   options.interval = *interval;
   Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
+  const std::unique_ptr<Sampler::Follower> follower = sampler.Follow();
   CatchSignals();
   const auto deadline =
       duration ? std::optional(std::chrono::steady_clock::now() + *duration) : std::nullopt;
   sampler.Start();
 
-  std::uint64_t last = 0;
   while (!SignalPending() && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
-    auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(100));
+    auto snap = follower->Next(std::chrono::milliseconds(100));
     if (!snap) {
-      if (sampler.finished()) break;  // a recording played to its end
+      if (follower->done()) break;  // a recording played to its end
       continue;
     }
-    last = snap->sequence;
     if (!args.quiet) {
       for (const auto& d : snap->devices) terminal.Line(LogLine(*snap, d));
     }
@@ -98,6 +99,12 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   }
   sampler.Stop();
   (*pipeline)->Close();  // every output flushed
+  if (const std::uint64_t missed = follower->missed(); missed > 0) {
+    std::cerr << fmt::format(
+        "gpuwatch: warning: {} sample(s) not analysed or written: the outputs fell {} samples "
+        "behind the GPUs\n",
+        missed, options.history);
+  }
   return kExitOk;
 }
 

@@ -24,6 +24,12 @@ std::string_view EventKindName(Event::Kind k) {
       return "leak_suspected";
     case Event::Kind::kLeakCleared:
       return "leak_cleared";
+    case Event::Kind::kLeakUpdated:
+      return "leak_updated";
+    case Event::Kind::kOomForecast:
+      return "oom_forecast";
+    case Event::Kind::kOomForecastCleared:
+      return "oom_forecast_cleared";
     case Event::Kind::kDiagnosis:
       return "diagnosis";
     case Event::Kind::kDeviceLost:

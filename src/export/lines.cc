@@ -159,6 +159,7 @@ json EventToJson(const Event& e) {
             {"pid", e.process ? json(e.process->pid) : json(nullptr)},
             {"value", e.value ? Number(*e.value) : json(nullptr)},
             {"message", e.message}};
+  if (e.time_to_full) j["time_to_full_s"] = e.time_to_full->count();
   return j;
 }
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <thread>
 
-#include "analysis/leaks/leak_detector.h"
+#include "analysis/leaks/series_check.h"
 #include "analysis/select/selection.h"
 #include "cli/claim_options.h"
 #include "cli/context.h"
@@ -40,7 +40,9 @@ cli::CommonArgs ArgsFor(const MonitorOptions& o) {
 class MonitorImpl final : public Monitor {
  public:
   MonitorImpl(std::unique_ptr<Sampler> sampler, std::unique_ptr<cli::Pipeline> pipeline)
-      : sampler_(std::move(sampler)), pipeline_(std::move(pipeline)) {
+      : sampler_(std::move(sampler)),
+        pipeline_(std::move(pipeline)),
+        in_order_(sampler_->Follow()) {
     sampler_->Start();
     follower_ = std::jthread([this](std::stop_token stop) { Follow(stop); });
   }
@@ -87,11 +89,13 @@ class MonitorImpl final : public Monitor {
  private:
   // On its own thread: every snapshot through the pipeline and the windows.
   void Follow(const std::stop_token& stop) {
-    std::uint64_t last = 0;
     while (!stop.stop_requested()) {
-      auto snap = sampler_->WaitNewer(last, std::chrono::milliseconds(100));
-      if (!snap) continue;
-      last = snap->sequence;
+      auto snap = in_order_->Next(std::chrono::milliseconds(100));
+      if (!snap) {
+        // A recording played to its end.
+        if (in_order_->done()) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        continue;
+      }
       std::vector<Event> events = pipeline_->Observe(snap);
       std::lock_guard lock(mu_);
       windows_.Observe(*snap);
@@ -106,7 +110,8 @@ class MonitorImpl final : public Monitor {
   }
 
   std::unique_ptr<Sampler> sampler_;
-  std::unique_ptr<cli::Pipeline> pipeline_;  // used by the follower thread only
+  std::unique_ptr<cli::Pipeline> pipeline_;            // used by the follower thread only
+  const std::unique_ptr<Sampler::Follower> in_order_;  // ditto
   mutable std::mutex mu_;
   std::deque<Event> events_;        // GUARDED_BY(mu_)
   std::uint64_t dropped_ = 0;       // GUARDED_BY(mu_)
@@ -218,19 +223,15 @@ Result<SeriesLeakVerdict> CheckSeriesForLeak(const std::vector<double>& bytes,
   if (!(min_bytes_per_iteration > 0)) {
     return Status::InvalidArgument("the smallest leak rate must be more than 0 bytes an iteration");
   }
-  // One iteration is one second to the detector: its windows scale with the
-  // run (a floor every 1/16 of it), so a loop's sawtooth is seen through.
-  const auto window = std::chrono::seconds(std::max<std::size_t>(1, bytes.size() / 16));
-  leaks::LeakOptions options = leaks::ScaledLeakOptions(window);
-  options.min_rate_bytes_per_s = min_bytes_per_iteration;
-  leaks::LeakDetector detector(options);
-  const auto origin = std::chrono::system_clock::time_point{};
+  std::vector<leaks::Point> points;
+  points.reserve(bytes.size());
   for (std::size_t i = 0; i < bytes.size(); ++i) {
-    (void)detector.Observe(origin + std::chrono::seconds(i), bytes[i]);
+    points.push_back(leaks::Point{static_cast<double>(i), bytes[i]});
   }
-  const leaks::LeakEstimate& e = detector.estimate();
+  const leaks::SeriesCheck check = leaks::CheckSeries(points, min_bytes_per_iteration);
+  const leaks::LeakEstimate& e = check.estimate;
   SeriesLeakVerdict v;
-  v.leak = e.suspected;
+  v.leak = check.leak;
   v.bytes_per_iteration = e.rate_bytes_per_s;
   v.low = e.rate_low_bytes_per_s;
   v.high = e.rate_high_bytes_per_s;

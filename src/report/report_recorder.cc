@@ -21,9 +21,14 @@ std::string_view AnnotationKind(Event::Kind k) {
     case Event::Kind::kAlertResolved:
       return "alert_resolved";
     case Event::Kind::kLeakSuspected:
+    case Event::Kind::kLeakUpdated:
       return "leak";
     case Event::Kind::kLeakCleared:
       return "leak_cleared";
+    case Event::Kind::kOomForecast:
+      return "oom_forecast";
+    case Event::Kind::kOomForecastCleared:
+      return "oom_forecast_cleared";
     case Event::Kind::kDiagnosis:
       return "diagnosis";
     case Event::Kind::kDeviceLost:

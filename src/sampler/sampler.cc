@@ -1,8 +1,10 @@
 #include "sampler/sampler.h"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -20,12 +22,23 @@ std::chrono::milliseconds HangAfter(const SamplerOptions& o) {
 
 struct Sampler::State {
   State(std::unique_ptr<Backend> b, std::unique_ptr<host::ProcessResolver> r, SamplerOptions o)
-      : backend(std::move(b)), resolver(std::move(r)), options(o) {}
+      : backend(std::move(b)),
+        resolver(std::move(r)),
+        options(o),
+        recording(backend && backend->NextSampleDue().has_value()) {}
 
   // Owned by the sampling thread alone once it runs.
   std::unique_ptr<Backend> backend;
   std::unique_ptr<host::ProcessResolver> resolver;
   const SamplerOptions options;
+  // The backend keeps its own clock (Backend::NextSampleDue): it paces the
+  // reads, and the sampler waits for followers instead of leaving them behind.
+  const bool recording;
+
+  struct FollowerState {
+    std::uint64_t taken = 0;  // the sequence of the last snapshot taken
+    std::uint64_t missed = 0;
+  };
 
   mutable std::mutex mu;
   mutable std::condition_variable cv;
@@ -34,6 +47,9 @@ struct Sampler::State {
   std::uint64_t sequence = 0;                           // GUARDED_BY(mu)
   bool stopping = false;                                // GUARDED_BY(mu)
   bool finished = false;                                // GUARDED_BY(mu)
+  std::map<std::uint64_t, FollowerState> followers;     // GUARDED_BY(mu), by id
+  std::uint64_t next_follower = 0;                      // GUARDED_BY(mu)
+  bool waiting_for_room = false;                        // GUARDED_BY(mu)
 
   std::atomic<std::int64_t> sample_started_ns{0};  // 0 while idle
   std::atomic<bool> hung{false};
@@ -41,15 +57,29 @@ struct Sampler::State {
   std::jthread sampling;
   std::jthread watchdog;
 
+  std::size_t Ring() const { return std::max<std::size_t>(options.history, 1); }
+
   void Publish(Snapshot s) {
     std::lock_guard lock(mu);
     s.sequence = ++sequence;
     auto shared = std::make_shared<const Snapshot>(std::move(s));
     latest = shared;
     history.push_back(shared);
-    while (history.size() > std::max<std::size_t>(options.history, 1)) history.pop_front();
+    while (history.size() > Ring()) history.pop_front();
     cv.notify_all();
   }
+
+  // Whether `n` more snapshots leave every follower's next one in the ring.
+  // Requires mu.
+  bool RoomFor(std::size_t n) const {
+    for (const auto& [id, f] : followers) {
+      if (sequence + n - f.taken > Ring()) return false;
+    }
+    return true;
+  }
+  // A recording held back by a follower resumes once half the ring is free,
+  // not at every snapshot taken: fewer thread switches.
+  std::size_t Resume() const { return std::max<std::size_t>(Ring() / 2, 1); }
 };
 
 namespace {
@@ -77,7 +107,9 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
     w.devices.resize(static_cast<std::size_t>(n));
     w.needs_static.assign(static_cast<std::size_t>(n), true);
   }
-  FieldMask due = FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
+  // A recording costs nothing to read: every field of every sample.
+  FieldMask due =
+      st.recording ? AllFields() : FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
   if (w.first || t0 - w.last_slow >= st.options.slow_period) {
     due |= FieldsWithCadence({Cadence::kSlow});
     w.last_slow = t0;
@@ -123,9 +155,16 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st) {
   Working w;
   auto next = Clock::now();
   while (true) {
+    if (auto due = st->backend->NextSampleDue()) next = *due;  // a recording's own pace
     {
       std::unique_lock lock(st->mu);
-      st->cv.wait_until(lock, next, [&] { return st->stopping; });
+      if (next > Clock::now()) st->cv.wait_until(lock, next, [&] { return st->stopping; });
+      // A recording waits rather than push a follower's next snapshot out of the ring.
+      if (st->recording && !st->RoomFor(1)) {
+        st->waiting_for_room = true;
+        st->cv.wait(lock, [&] { return st->stopping || st->RoomFor(st->Resume()); });
+        st->waiting_for_room = false;
+      }
       if (st->stopping) break;
     }
     st->sample_started_ns = Clock::now().time_since_epoch().count();
@@ -134,6 +173,7 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st) {
     st->hung = false;
     st->Publish(std::move(s));
     if (st->backend->Finished()) break;  // a recording played to its end
+    if (st->recording) continue;
     next += st->options.interval;
     const auto now = Clock::now();
     if (next < now) next = now;  // overran: don't try to catch up in a burst
@@ -178,6 +218,8 @@ Sampler::~Sampler() { Stop(); }
 void Sampler::Start() {
   if (state_->sampling.joinable()) return;
   state_->sampling = std::jthread([st = state_] { SamplingLoop(st); });
+  // A recording makes no driver calls to hang, and a stale copy would be a duplicate sample.
+  if (state_->recording) return;
   state_->watchdog = std::jthread([st = state_](std::stop_token stop) { WatchdogLoop(st, stop); });
 }
 
@@ -221,6 +263,49 @@ std::shared_ptr<const Snapshot> Sampler::WaitNewer(std::uint64_t after,
 std::vector<std::shared_ptr<const Snapshot>> Sampler::History() const {
   std::lock_guard lock(state_->mu);
   return {state_->history.begin(), state_->history.end()};
+}
+
+std::unique_ptr<Sampler::Follower> Sampler::Follow() {
+  std::lock_guard lock(state_->mu);
+  const std::uint64_t id = state_->next_follower++;
+  State::FollowerState f;
+  f.taken = state_->history.empty() ? state_->sequence : state_->history.front()->sequence - 1;
+  state_->followers.emplace(id, f);
+  return std::unique_ptr<Follower>(new Follower(state_, id));
+}
+
+Sampler::Follower::~Follower() {
+  std::lock_guard lock(state_->mu);
+  state_->followers.erase(id_);
+  state_->cv.notify_all();  // the sampler may be waiting for this one
+}
+
+std::shared_ptr<const Snapshot> Sampler::Follower::Next(std::chrono::milliseconds timeout) {
+  State& st = *state_;
+  std::unique_lock lock(st.mu);
+  State::FollowerState& f = st.followers.at(id_);
+  const auto ready = [&] { return st.sequence > f.taken; };
+  st.cv.wait_for(lock, timeout, [&] { return ready() || st.stopping || st.finished; });
+  if (!ready()) return nullptr;
+  const std::uint64_t oldest = st.history.front()->sequence;
+  if (f.taken + 1 < oldest) {  // live GPUs only: the ring moved on without this follower
+    f.missed += oldest - (f.taken + 1);
+    f.taken = oldest - 1;
+  }
+  std::shared_ptr<const Snapshot> snap = st.history[f.taken + 1 - oldest];
+  f.taken = snap->sequence;
+  if (st.waiting_for_room && st.RoomFor(st.Resume())) st.cv.notify_all();
+  return snap;
+}
+
+bool Sampler::Follower::done() const {
+  std::lock_guard lock(state_->mu);
+  return state_->finished && state_->followers.at(id_).taken == state_->sequence;
+}
+
+std::uint64_t Sampler::Follower::missed() const {
+  std::lock_guard lock(state_->mu);
+  return state_->followers.at(id_).missed;
 }
 
 bool Sampler::hung() const { return state_->hung; }

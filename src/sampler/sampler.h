@@ -2,7 +2,17 @@
 // at its cadence (static once, slow every 10 s, costly every 5 s, the rest every
 // interval), attributes processes, and publishes immutable snapshots. A
 // watchdog republishes the last snapshot marked stale when a driver call hangs,
-// so readers keep answering. Every public method is thread-safe.
+// so readers keep answering.
+//
+// A backend that keeps its own clock (a recording, Backend::NextSampleDue)
+// is read when its next sample is due instead of at the interval, every
+// field each time, and without the watchdog; and the sampler waits for its
+// followers, so each recorded sample reaches each follower exactly once.
+//
+// Two kinds of readers: Latest() / WaitNewer() give the newest snapshot
+// (HTTP, TUI: a slow reader skips what it missed); a Follower takes every
+// snapshot in order (the pipeline that analyses and records them).
+// Every public method is thread-safe.
 #pragma once
 
 #include <chrono>
@@ -25,7 +35,9 @@ struct SamplerOptions {
   bool processes = true;
   // A sample still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};
-  std::size_t history = 600;  // snapshots kept in memory (a ring)
+  // Snapshots kept in memory (a ring); also how far a recording may run
+  // ahead of its slowest follower.
+  std::size_t history = 600;
 };
 
 class Sampler {
@@ -49,14 +61,50 @@ class Sampler {
                                             std::chrono::milliseconds timeout) const;
   // The ring of recent snapshots, oldest first.
   std::vector<std::shared_ptr<const Snapshot>> History() const;
+
+  // A reader that takes every snapshot, in order. Made by Follow(); used by
+  // one thread at a time; may outlive the Sampler.
+  class Follower;
+  // A follower that starts at the oldest snapshot still in the ring (the
+  // first one when called before Start()). With a recording the sampler
+  // never runs more than `history` snapshots ahead of any follower, so none
+  // is ever skipped. With live GPUs the sampler never waits: a follower that
+  // falls more than `history` behind skips the snapshots that left the ring
+  // and counts them in missed().
+  std::unique_ptr<Follower> Follow();
+
   bool hung() const;
   // Sampling ended on its own (a recording played to its end) or was stopped.
   bool finished() const;
 
-  struct State;  // shared with the sampling and watchdog threads
+  struct State;  // shared with the sampling and watchdog threads and followers
 
  private:
   std::shared_ptr<State> state_;
+};
+
+class Sampler::Follower {
+ public:
+  ~Follower();  // the sampler no longer waits for this one
+  Follower(const Follower&) = delete;
+  Follower& operator=(const Follower&) = delete;
+
+  // The snapshot after the last one taken, waiting up to `timeout` or
+  // Stop(); nullptr on timeout, and at once when done().
+  std::shared_ptr<const Snapshot> Next(std::chrono::milliseconds timeout);
+  // Sampling has ended (a recording played to its end, or Stop()) and every
+  // snapshot published has been taken or missed.
+  bool done() const;
+  // Snapshots that left the ring before this follower took them (live GPUs
+  // only; 0 with a recording).
+  std::uint64_t missed() const;
+
+ private:
+  friend class Sampler;
+  Follower(std::shared_ptr<State> state, std::uint64_t id) : state_(std::move(state)), id_(id) {}
+
+  const std::shared_ptr<State> state_;
+  const std::uint64_t id_;
 };
 
 }  // namespace gpuwatch

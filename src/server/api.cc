@@ -88,10 +88,15 @@ json SnapshotBody(const Published& p, const ApiContext& c) {
   j["alerts"] = std::move(alerts);
   json leaks = json::array();
   for (const auto& r : p.leaks) {
-    if (!r.estimate.suspected) continue;
+    if (!r.estimate.suspected && !r.estimate.forecast) continue;
+    const bool framework = !r.subject.framework.empty();
     leaks.push_back(
         {{"gpu", r.subject.gpu},
-         {"scope", r.subject.process ? "process" : "device"},
+         {"state", r.estimate.suspected ? "leak" : "oom_forecast"},
+         {"scope", framework           ? "framework"
+                   : r.subject.process ? "process"
+                                       : "device"},
+         {"framework", framework ? json(r.subject.framework) : json(nullptr)},
          {"pid", r.subject.process ? json(r.subject.process->pid) : json(nullptr)},
          {"rate_bytes_per_second", r.estimate.rate_bytes_per_s},
          {"bytes_per_step", Optional(r.bytes_per_step)},
@@ -101,12 +106,20 @@ json SnapshotBody(const Published& p, const ApiContext& c) {
          {"message",
           fmt::format(
               "{} {:.1f} MiB/min (floor {:.1f} GiB)",
-              r.subject.process
+              framework ? fmt::format("{} allocated memory on GPU {} grows", r.subject.framework,
+                                      r.subject.gpu)
+              : r.subject.process
                   ? fmt::format("pid {} on GPU {} leaks", r.subject.process->pid, r.subject.gpu)
                   : fmt::format("GPU {} memory grows", r.subject.gpu),
               r.estimate.rate_mib_per_min(), r.estimate.floor_bytes / (1024.0 * 1024 * 1024))}});
   }
   j["leaks"] = std::move(leaks);
+  json preallocated = json::array();
+  for (const auto& a : p.preallocated) {
+    preallocated.push_back(
+        {{"gpu", a.gpu}, {"pid", a.process.pid}, {"bytes", a.bytes}, {"share", a.share}});
+  }
+  j["preallocated"] = std::move(preallocated);
   json names = json::object();
   for (const auto& [bit, name] : kReasonNames) names[std::to_string(bit)] = name;
   j["clock_event_reason_names"] = std::move(names);

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/diagnoses/diagnoses.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/event.h"
@@ -27,7 +28,8 @@ struct Published {
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
   std::vector<FrameworkMemory> framework;
-  std::uint64_t version = 0;  // 1, 2, ... per publication
+  std::vector<Preallocation> preallocated;  // processes diagnosed with pre-allocation
+  std::uint64_t version = 0;                // 1, 2, ... per publication
 };
 
 struct ApiContext {

@@ -219,6 +219,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.alerts = p.alerts;
     in.leaks = p.leaks;
     in.framework = p.framework;
+    in.preallocated = p.preallocated;
     in.stats = self->hub->Stats();
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();

@@ -4,13 +4,14 @@ namespace gpuwatch::server {
 
 void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                   std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
-                  std::vector<FrameworkMemory> framework) {
+                  std::vector<FrameworkMemory> framework, std::vector<Preallocation> preallocated) {
   {
     std::lock_guard lock(mu_);
     latest_.snapshot = std::move(snapshot);
     latest_.alerts = std::move(alerts);
     latest_.leaks = std::move(leaks);
     latest_.framework = std::move(framework);
+    latest_.preallocated = std::move(preallocated);
     ++latest_.version;
     for (const auto& e : events) {
       events_.push_back(e);

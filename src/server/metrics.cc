@@ -322,15 +322,23 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
           1);
   }
   for (const auto& r : in.leaks) {
-    const bool device = !r.subject.process;
-    if (!device && !r.estimate.suspected) continue;  // processes only while suspected
+    const bool framework = !r.subject.framework.empty();
+    const bool device = !r.subject.process && !framework;
+    // Processes and framework series only while something stands.
+    if (!device && !r.estimate.suspected && !r.estimate.forecast) continue;
     Labels l = {{"gpu", std::to_string(r.subject.gpu)},
-                {"scope", device ? "device" : "process"},
-                {"pid", device ? "" : std::to_string(r.subject.process->pid)},
+                {"scope", framework ? "framework"
+                          : device  ? "device"
+                                    : "process"},
+                {"pid", r.subject.process ? std::to_string(r.subject.process->pid) : ""},
                 {"hostname", in.hostname}};
     w.Add("gpuwatch_leak_suspected", Type::kGauge,
           "1 while the leak detector suspects growing memory (docs/leaks.md)", l,
           r.estimate.suspected ? 1 : 0);
+    w.Add("gpuwatch_oom_forecast", Type::kGauge,
+          "1 while memory grows fast enough to fill the GPU soon, before a leak verdict "
+          "(docs/leaks.md)",
+          l, r.estimate.forecast ? 1 : 0);
     if (r.estimate.enough_evidence) {
       w.Add("gpuwatch_leak_rate_bytes_per_second", Type::kGauge,
             "Growth of the memory floor (Theil-Sen slope)", l, r.estimate.rate_bytes_per_s);
@@ -341,6 +349,16 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
             {{"gpu", std::to_string(r.subject.gpu)}, {"hostname", in.hostname}},
             static_cast<double>(r.time_to_full->count()));
     }
+  }
+
+  for (const auto& a : in.preallocated) {
+    w.Add("gpuwatch_process_preallocated", Type::kGauge,
+          "1 while a process that took >= 70 % of the GPU at start and stayed flat runs "
+          "(TensorFlow/JAX pre-allocation: NVML's figure is not its real use; docs/leaks.md)",
+          {{"gpu", std::to_string(a.gpu)},
+           {"pid", std::to_string(a.process.pid)},
+           {"hostname", in.hostname}},
+          1);
   }
 
   const ExporterStats& st = in.stats;

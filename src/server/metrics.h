@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "analysis/diagnoses/diagnoses.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/snapshot.h"
@@ -51,6 +52,7 @@ struct MetricsInput {
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
   std::vector<FrameworkMemory> framework;  // per process: shown with process_metrics
+  std::vector<Preallocation> preallocated;
   ExporterStats stats;
   // The machine's leases (docs/select.md); nullopt when not read (no lease
   // series). Waits are counted to `now`.

@@ -79,6 +79,63 @@ TEST_F(Recording, PlaysBackValuesReasonsAndProcesses) {
   EXPECT_EQ(last.fields[FieldId::kMemoryUsedBytes].number(), 30.0) << "stays on the last sample";
 }
 
+TEST_F(Recording, EveryReadMovesToTheNextSampleWhateverTheSpeed) {
+  WriteSamples(4);
+  for (const double speed : {0.0, 0.001, 1.0, 1e6}) {
+    auto b = replay::ReplayBackend::Open({path_.string(), speed});
+    ASSERT_TRUE(b) << b.error().message();
+    for (int i = 0; i < 4; ++i) {
+      DeviceSample d;
+      (*b)->ReadDevice(0, AllFields(), false, d);
+      EXPECT_EQ(*(*b)->SampleTime(), kT0 + seconds(i)) << "speed " << speed;
+      EXPECT_EQ(d.fields[FieldId::kMemoryUsedBytes].number(), 10.0 * (i + 1)) << "speed " << speed;
+      EXPECT_EQ((*b)->Finished(), i == 3) << "speed " << speed;
+    }
+  }
+}
+
+TEST_F(Recording, NextSampleIsDueOnTheRecordedClockDividedBySpeed) {
+  using Steady = std::chrono::steady_clock;
+  WriteSamples(3);  // one a second
+  auto b = replay::ReplayBackend::Open({path_.string(), 4});
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ((*b)->NextSampleDue(), Steady::time_point::min()) << "the first sample at once";
+  DeviceSample d;
+  (*b)->ReadDevice(0, AllFields(), false, d);
+  const auto second = (*b)->NextSampleDue();
+  ASSERT_TRUE(second);
+  (*b)->ReadDevice(0, AllFields(), false, d);
+  const auto third = (*b)->NextSampleDue();
+  ASSERT_TRUE(third);
+  EXPECT_EQ(*third - *second, milliseconds(250)) << "1 s recorded at speed 4";
+  (*b)->ReadDevice(0, AllFields(), false, d);
+  EXPECT_TRUE((*b)->Finished());
+
+  auto fast = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(fast);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ((*fast)->NextSampleDue(), Steady::time_point::min()) << "speed 0: every one at once";
+    (*fast)->ReadDevice(0, AllFields(), false, d);
+  }
+}
+
+TEST_F(Recording, RecordedHostnameIsReadFromTheHeaderAlone) {
+  Event mark;  // a mark may come before the header
+  mark.time = kT0;
+  mark.kind = Event::Kind::kMark;
+  mark.source = "phase";
+  mark.message = "phase train";
+  Write(JsonlEvent(mark) + "\n" + JsonlHeader(Sample(0), "node-7") + "\n" + JsonlSample(Sample(0)) +
+        "\n");
+  EXPECT_EQ(replay::RecordedHostname(path_.string()), "node-7");
+  auto b = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(b);
+  EXPECT_EQ((*b)->hostname(), "node-7") << "the same name the backend has";
+  Write("not a recording\n");
+  EXPECT_EQ(replay::RecordedHostname(path_.string()), "");
+  EXPECT_EQ(replay::RecordedHostname("/nonexistent.jsonl"), "");
+}
+
 TEST_F(Recording, BadRecordingsAreErrorsNamingFileAndLine) {
   Write("{\"type\":\"header\",\"schema\":\"gpuwatch.jsonl/1\",\"devices\":[]}\nnot json\n");
   auto bad = replay::ReplayBackend::Open({path_.string(), 1});

@@ -1,5 +1,6 @@
-// The sampler thread: cadence per field, publication, history ring, and the
-// watchdog that keeps a hung driver call from freezing readers.
+// The sampler thread: cadence per field, publication, history ring, readers
+// of the newest snapshot and followers of every one, and the watchdog that
+// keeps a hung driver call from freezing readers.
 #include "sampler/sampler.h"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,61 @@ TEST(Sampler, WatchdogRepublishesTheLastSnapshotAsStaleWhileACallHangs) {
   EXPECT_FALSE(s.hung());
   s.Stop();
   std::filesystem::remove_all(dir);
+}
+
+TEST(Sampler, LiveGpusAreReadAtTheIntervalNotAsFastAsPossible) {
+  SamplerOptions o;
+  o.interval = std::chrono::hours(1);
+  Sampler s(std::make_unique<CountingBackend>(), nullptr, o);
+  auto follower = s.Follow();
+  s.Start();
+  ASSERT_TRUE(WaitFor(s, 1));
+  EXPECT_EQ(s.WaitNewer(1, milliseconds(300)), nullptr) << "the next sample is an hour away";
+  auto first = follower->Next(milliseconds(100));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->sequence, 1u);
+  EXPECT_EQ(follower->Next(milliseconds(100)), nullptr);
+  EXPECT_FALSE(follower->done()) << "live sampling does not end on its own";
+  s.Stop();
+  EXPECT_TRUE(follower->done());
+  EXPECT_EQ(follower->Next(milliseconds(100)), nullptr);
+}
+
+TEST(Sampler, LiveGpusNeverWaitForAFollowerThatFallsBehind) {
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  o.history = 4;
+  Sampler s(std::make_unique<CountingBackend>(), nullptr, o);
+  auto follower = s.Follow();  // takes nothing while the sampler runs on
+  s.Start();
+  auto newest = WaitFor(s, 20);
+  ASSERT_TRUE(newest);
+  ASSERT_GE(newest->sequence, 20u) << "5 times the ring: the sampler did not wait";
+  s.Stop();
+  EXPECT_EQ(s.WaitNewer(0, milliseconds(0)), s.Latest()) << "newest-only readers get the newest";
+  const std::uint64_t last = s.Latest()->sequence;
+  std::vector<std::uint64_t> taken;
+  while (auto snap = follower->Next(milliseconds(100))) taken.push_back(snap->sequence);
+  ASSERT_EQ(taken.size(), 4u) << "what is still in the ring, in order";
+  for (std::size_t i = 0; i < taken.size(); ++i) EXPECT_EQ(taken[i], last - 3 + i);
+  EXPECT_EQ(follower->missed(), last - 4) << "the ones that left the ring are counted";
+  EXPECT_TRUE(follower->done());
+}
+
+TEST(Sampler, AFollowerStartsAtTheOldestSnapshotInTheRing) {
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  o.history = 3;
+  Sampler s(std::make_unique<CountingBackend>(), nullptr, o);
+  s.Start();
+  ASSERT_TRUE(WaitFor(s, 6));
+  s.Stop();
+  const auto ring = s.History();
+  ASSERT_EQ(ring.size(), 3u);
+  auto follower = s.Follow();
+  for (const auto& want : ring) EXPECT_EQ(follower->Next(milliseconds(100)), want);
+  EXPECT_EQ(follower->missed(), 0u);
+  EXPECT_TRUE(follower->done());
 }
 
 TEST(Lifecycle, ReportsLostAndBackDevicesAndProcessStartsAndEnds) {

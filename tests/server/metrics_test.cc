@@ -129,7 +129,7 @@ TEST(Metrics, AlertsLeaksAndEscaping) {
   device.estimate.rate_bytes_per_s = 1024;
   device.time_to_full = std::chrono::seconds(3600);
   leaks::LeakReport quiet_process;
-  quiet_process.subject = {1, ProcessKey{42, 1}};
+  quiet_process.subject = {1, ProcessKey{42, 1}, {}};
   in.leaks = {device, quiet_process};
   s.devices[0].fields[FieldId::kName] = Reading::Text("odd \"name\"\\\n");
   const std::string text = Render(s, {}, in);
@@ -151,6 +151,40 @@ TEST(Metrics, AlertsLeaksAndEscaping) {
   EXPECT_EQ(text.find("pid=\"42\""), std::string::npos) << "a process not suspected has no series";
   EXPECT_NE(text.find("model=\"odd \\\"name\\\"\\\\\\n\""), std::string::npos)
       << text.substr(0, 2000);
+}
+
+TEST(Metrics, ForecastsAndPreallocationHaveSeriesWhileTheyStand) {
+  const Snapshot s = Fixed();
+  MetricsInput in;
+  leaks::LeakReport device;
+  device.subject.gpu = 0;
+  device.estimate.forecast = true;
+  device.time_to_full = std::chrono::seconds(360);
+  leaks::LeakReport process;
+  process.subject = {0, ProcessKey{42, 1}, {}};
+  process.estimate.forecast = true;
+  leaks::LeakReport torch;
+  torch.subject = {0, ProcessKey{42, 1}, "torch"};
+  torch.estimate.suspected = true;
+  in.leaks = {device, process, torch};
+  in.preallocated = {Preallocation{1, ProcessKey{77, 3}, 100.0, 0.75}};
+  const std::string text = Render(s, {}, in);
+  EXPECT_NE(
+      text.find("gpuwatch_oom_forecast{gpu=\"0\",scope=\"device\",pid=\"\",hostname=\"node1\"} 1"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(
+      text.find(
+          "gpuwatch_oom_forecast{gpu=\"0\",scope=\"process\",pid=\"42\",hostname=\"node1\"} 1"),
+      std::string::npos);
+  EXPECT_NE(
+      text.find(
+          "gpuwatch_leak_suspected{gpu=\"0\",scope=\"framework\",pid=\"42\",hostname=\"node1\"} 1"),
+      std::string::npos);
+  EXPECT_NE(text.find("gpuwatch_time_to_oom_seconds{gpu=\"0\",hostname=\"node1\"} 360"),
+            std::string::npos);
+  EXPECT_NE(text.find("gpuwatch_process_preallocated{gpu=\"1\",pid=\"77\",hostname=\"node1\"} 1"),
+            std::string::npos);
 }
 
 TEST(Metrics, MigDevicesHaveTheirOwnFamiliesLabelledWithTheirInstance) {

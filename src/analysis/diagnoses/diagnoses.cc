@@ -48,7 +48,7 @@ std::vector<Event> Diagnoser::Observe(const Snapshot& s) {
     if (d.health != DeviceHealth::kOk) continue;
     for (const auto& p : d.processes)
       alive.insert({d.index, ProcessKey{p.pid, p.host.start_ticks}});
-    Preallocation(s, d, out);
+    CheckPreallocation(s, d, out);
     Starvation(s, d, out);
     Throttling(s, d, out);
   }
@@ -57,7 +57,8 @@ std::vector<Event> Diagnoser::Observe(const Snapshot& s) {
   return out;
 }
 
-void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out) {
+void Diagnoser::CheckPreallocation(const Snapshot& s, const DeviceSample& d,
+                                   std::vector<Event>& out) {
   const Reading& total = d.fields[FieldId::kMemoryTotalBytes];
   if (!total.is_number() || total.number() <= 0) return;
   const double threshold = options_.preallocation_ratio * total.number();
@@ -97,8 +98,13 @@ void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vec
       t.disqualified = true;  // it moves: real use, not a reservation
       continue;
     }
-    if (s.time - *t.big_since < options_.preallocation_flat_for) continue;
+    ++t.big_samples;
+    if (s.time - *t.big_since < options_.preallocation_flat_for ||
+        t.big_samples < options_.preallocation_min_samples) {
+      continue;
+    }
     t.reported = true;
+    t.share = bytes / total.number();
     const std::string when =
         t.seen_from_start ? "within seconds of starting" : "since gpuwatch first saw it";
     Event e = Diagnosis(
@@ -112,6 +118,14 @@ void Diagnoser::Preallocation(const Snapshot& s, const DeviceSample& d, std::vec
     e.value = bytes;
     out.push_back(std::move(e));
   }
+}
+
+std::vector<Preallocation> Diagnoser::Preallocated() const {
+  std::vector<Preallocation> out;
+  for (const auto& [key, t] : processes_) {
+    if (t.reported) out.push_back(Preallocation{key.first, key.second, t.max_bytes, t.share});
+  }
+  return out;
 }
 
 void Diagnoser::Starvation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out) {

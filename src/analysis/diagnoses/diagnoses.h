@@ -19,15 +19,26 @@
 namespace gpuwatch {
 
 struct DiagnosisOptions {
-  double preallocation_ratio = 0.70;                // of the GPU's memory
-  std::chrono::seconds preallocation_within{30};    // of the process starting
-  std::chrono::seconds preallocation_flat_for{60};  // then flat this long
-  double preallocation_flat_band = 0.02;            // of the GPU's memory
+  double preallocation_ratio = 0.70;              // of the GPU's memory
+  std::chrono::seconds preallocation_within{30};  // of the process starting
+  // Then flat this long: enough samples to see it is not a ramp, and soon
+  // enough that a short job is told (10 s of the first sample at most).
+  std::chrono::seconds preallocation_flat_for{5};
+  int preallocation_min_samples = 3;      // ... over at least this many samples
+  double preallocation_flat_band = 0.02;  // of the GPU's memory
   double starved_utilization = 0.30;
   std::chrono::seconds starved_for{300};
   double starved_min_memory_bytes = 1024.0 * 1024 * 1024;  // a process holds at least this
   double cpu_bound_ratio = 0.90;                           // of one core
   std::chrono::seconds throttle_report_after{60};          // continuous, per episode
+};
+
+// A process diagnosed as having pre-allocated its GPU's memory, while it lives.
+struct Preallocation {
+  int gpu = 0;
+  ProcessKey process;
+  double bytes = 0;  // what it held when diagnosed
+  double share = 0;  // of the GPU's memory, 0..1
 };
 
 // Time with clocks held down, per reason, for one GPU.
@@ -42,6 +53,8 @@ class Diagnoser {
   explicit Diagnoser(DiagnosisOptions options = {});
   std::vector<Event> Observe(const Snapshot& snapshot);
   const std::map<int, ThrottleTotals>& throttle_totals() const { return throttle_; }
+  // The processes diagnosed with pre-allocation that still run.
+  std::vector<Preallocation> Preallocated() const;
   // Total time each GPU spent starved (low utilization while memory is held).
   const std::map<int, std::chrono::milliseconds>& starved_totals() const { return starved_total_; }
 
@@ -53,6 +66,8 @@ class Diagnoser {
     std::optional<std::chrono::system_clock::time_point> big_since;
     double min_bytes = 0;
     double max_bytes = 0;
+    double share = 0;     // of the GPU when reported
+    int big_samples = 0;  // samples since big_since
     bool reported = false;
     bool disqualified = false;
   };
@@ -63,7 +78,7 @@ class Diagnoser {
     bool throttle_reported = false;
   };
 
-  void Preallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
+  void CheckPreallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
   void Starvation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
   void Throttling(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);
 

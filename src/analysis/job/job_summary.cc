@@ -40,6 +40,8 @@ JobSummary::JobSummary(std::vector<std::string> command,
 
 void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_pids) {
   if (s.stale) return;
+  if (!first_sample_) first_sample_ = s.time;
+  last_sample_ = s.time;
   double job_bytes = 0;
   for (const auto& d : s.devices) {
     if (d.health != DeviceHealth::kOk) continue;
@@ -87,7 +89,32 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
 
 void JobSummary::AddEvent(const Event& e) {
   if (report_.events.size() < 1000) report_.events.push_back(e);
-  if (e.kind == Event::Kind::kLeakSuspected) report_.leak_verdict = "leak suspected: " + e.message;
+  const bool verdict = e.kind == Event::Kind::kLeakSuspected || e.kind == Event::Kind::kLeakUpdated;
+  const bool forecast = e.kind == Event::Kind::kOomForecast;
+  const bool cleared =
+      e.kind == Event::Kind::kLeakCleared || e.kind == Event::Kind::kOomForecastCleared;
+  if (!verdict && !forecast && !cleared) return;
+  const int gpu = e.gpu.value_or(-1);
+  const std::optional<std::uint32_t> pid =
+      e.process ? std::optional<std::uint32_t>(e.process->pid) : std::nullopt;
+  auto it = std::find_if(report_.leaks.begin(), report_.leaks.end(),
+                         [&](const JobLeak& l) { return l.gpu == gpu && l.pid == pid; });
+  if (cleared) {
+    if (it != report_.leaks.end()) it->cleared = true;
+    return;
+  }
+  if (it == report_.leaks.end()) {
+    it = report_.leaks.insert(report_.leaks.end(), JobLeak{});
+    it->gpu = gpu;
+    it->pid = pid;
+    it->first = e.time;
+  }
+  if (it->verdict && forecast) return;  // a verdict outranks a forecast
+  it->verdict = it->verdict || verdict;
+  it->cleared = false;
+  it->rate_bytes_per_s = e.value;
+  it->time_to_full = e.time_to_full;
+  it->message = e.message;
 }
 
 void JobSummary::AddMark(const std::string& kind, const std::string& value) {
@@ -111,6 +138,22 @@ JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
                              const std::map<int, std::chrono::milliseconds>& throttled) const {
   JobReport r = report_;
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(ended - r.started);
+  if (first_sample_) {
+    r.sampled =
+        std::chrono::duration_cast<std::chrono::milliseconds>(*last_sample_ - *first_sample_);
+  }
+  const auto verdict =
+      std::find_if(r.leaks.begin(), r.leaks.end(), [](const JobLeak& l) { return l.verdict; });
+  if (verdict != r.leaks.end()) {
+    r.leak_verdict = "leak suspected: " + verdict->message;
+  } else if (!r.leaks.empty()) {
+    r.leak_verdict = "out-of-memory forecast: " + r.leaks.front().message;
+  } else if (r.sampled < leak_verdict_span_) {
+    r.leak_verdict = fmt::format(
+        "too short for a leak verdict: {} of samples (a verdict needs {}; growth that would fill "
+        "a GPU soon is reported at once, and there was none)",
+        Duration(r.sampled), Duration(leak_verdict_span_));
+  }
   r.exit_status = exit_status;
   for (const auto& [gpu, h] : util_) {
     r.utilization[gpu] = {h.count, h.count ? h.sum / static_cast<double>(h.count) : 0,
@@ -185,11 +228,9 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
     rows.push_back({"marks", value});
   }
   std::size_t alerts = 0, diagnoses = 0;
-  std::vector<std::string> leaks;
   for (const auto& e : r.events) {
     alerts += e.kind == Event::Kind::kAlertFiring ? 1 : 0;
     diagnoses += e.kind == Event::Kind::kDiagnosis ? 1 : 0;
-    if (e.kind == Event::Kind::kLeakSuspected) leaks.push_back(e.message);
   }
   rows.push_back({"alerts", fmt::format("{}   diagnoses {}", alerts, diagnoses)});
   for (const auto& e : r.events) {
@@ -197,11 +238,24 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
       rows.push_back({"", fmt::format("- {}: {}", e.source, e.message)});
     }
   }
-  if (leaks.empty()) {
+  if (r.leaks.empty()) {
     rows.push_back({"leaks", r.leak_verdict});
   } else {
-    rows.push_back({"leaks", fmt::format("{} suspected", leaks.size())});
-    for (const auto& m : leaks) rows.push_back({"", "- " + m});
+    const auto verdicts =
+        std::count_if(r.leaks.begin(), r.leaks.end(), [](const JobLeak& l) { return l.verdict; });
+    const auto forecasts = static_cast<std::ptrdiff_t>(r.leaks.size()) - verdicts;
+    std::string head;
+    if (verdicts > 0) head = fmt::format("{} leak{} suspected", verdicts, verdicts == 1 ? "" : "s");
+    if (forecasts > 0) {
+      head += fmt::format("{}{} out-of-memory forecast{}", head.empty() ? "" : ", ", forecasts,
+                          forecasts == 1 ? "" : "s");
+    }
+    rows.push_back({"leaks", head});
+    for (const auto& l : r.leaks) {
+      rows.push_back(
+          {"", fmt::format("- {}{}", l.message,
+                           l.cleared ? " (then stopped)" : " (still growing at the end)")});
+    }
   }
   return rows;
 }
@@ -253,6 +307,17 @@ json JobReportToJson(const JobReport& r) {
                       {"gpu", e.gpu ? json(*e.gpu) : json(nullptr)},
                       {"message", e.message}});
   }
+  json leaks = json::array();
+  for (const auto& l : r.leaks) {
+    leaks.push_back(
+        {{"kind", l.verdict ? "leak" : "oom_forecast"},
+         {"gpu", l.gpu},
+         {"pid", l.pid ? json(*l.pid) : json(nullptr)},
+         {"rate_bytes_per_second", l.rate_bytes_per_s ? json(*l.rate_bytes_per_s) : json(nullptr)},
+         {"time_to_full_seconds", l.time_to_full ? json(l.time_to_full->count()) : json(nullptr)},
+         {"standing", !l.cleared},
+         {"message", l.message}});
+  }
   json framework = json::object();
   for (const auto& [gpu, f] : r.framework_memory) {
     framework[std::to_string(gpu)] = {
@@ -281,6 +346,8 @@ json JobReportToJson(const JobReport& r) {
               {"framework_memory", std::move(framework)},
               {"events", std::move(events)},
               {"leak_verdict", r.leak_verdict},
+              {"leaks", std::move(leaks)},
+              {"sampled_seconds", ms(r.sampled)},
               {"lease", std::move(lease)}};
 }
 

@@ -48,6 +48,19 @@ struct JobLease {
   std::chrono::milliseconds waited{0};
 };
 
+// A leak verdict or out-of-memory forecast raised during the job, for one
+// series (a GPU's memory, or one process's); the newest of its events.
+struct JobLeak {
+  int gpu = 0;
+  std::optional<std::uint32_t> pid;
+  bool verdict = false;  // a leak verdict (else only forecasts)
+  bool cleared = false;  // its last event cleared it (growth stopped, process ended)
+  std::optional<double> rate_bytes_per_s;
+  std::optional<std::chrono::seconds> time_to_full;
+  std::chrono::system_clock::time_point first;  // when it was first raised
+  std::string message;                          // of the newest verdict / forecast
+};
+
 struct JobReport {
   std::chrono::system_clock::time_point started;
   std::chrono::milliseconds duration{0};
@@ -66,7 +79,11 @@ struct JobReport {
   std::map<std::string, std::string> last_marks;  // step / epoch / phase -> value
   std::uint64_t steps = 0;
   std::map<int, FrameworkMemory> framework_memory;  // by device
+  std::vector<JobLeak> leaks;
+  // "leak suspected: ...", "out-of-memory forecast: ...", "too short for a leak
+  // verdict: ..." or "no leak suspected".
   std::string leak_verdict = "no leak suspected";
+  std::chrono::milliseconds sampled{0};  // from the first to the last snapshot
   std::optional<JobLease> lease;
 };
 
@@ -76,6 +93,9 @@ class JobSummary {
   // used (a report of a whole machine's recording).
   JobSummary(std::vector<std::string> command, std::chrono::system_clock::time_point started,
              bool every_device = false);
+  // The span of samples a leak verdict needs (LeakOptions::verdict_min_span):
+  // a job sampled for less is "too short for a leak verdict". Default 10 min.
+  void SetLeakVerdictSpan(std::chrono::seconds span) { leak_verdict_span_ = span; }
   // One snapshot and the pids that belong to the job now.
   void Observe(const Snapshot& snapshot, const std::set<std::uint32_t>& job_pids);
   void AddEvent(const Event& event);
@@ -94,6 +114,8 @@ class JobSummary {
   };
   JobReport report_;
   bool every_device_ = false;
+  std::chrono::seconds leak_verdict_span_{600};
+  std::optional<std::chrono::system_clock::time_point> first_sample_, last_sample_;
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;
   std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;

@@ -15,17 +15,22 @@ bool FloorTracker::Add(double t_s, double bytes) {
   if (!window_start_) {
     window_start_ = t_s;
     open_min_ = open_max_ = bytes;
+    open_min_t_ = t_s;
     return false;
   }
   if (t_s < *window_start_ + window_s_) {
-    open_min_ = std::min(open_min_, bytes);
+    if (bytes < open_min_) {
+      open_min_ = bytes;
+      open_min_t_ = t_s;
+    }
     open_max_ = std::max(open_max_, bytes);
     return false;
   }
-  points_.push_back(Point{*window_start_ + window_s_ / 2, open_min_});
+  points_.push_back(Point{open_min_t_, open_min_});
   closed_max_ = open_max_;
   *window_start_ += window_s_ * std::floor((t_s - *window_start_) / window_s_);
   open_min_ = open_max_ = bytes;
+  open_min_t_ = t_s;
   if (points_.size() > capacity_) Compact();
   return true;
 }

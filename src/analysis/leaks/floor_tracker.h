@@ -24,8 +24,9 @@ class FloorTracker {
   // empty windows.
   bool Add(double t_s, double bytes);
 
-  // Floor points, oldest first; t_s is the middle of the window(s) merged into
-  // the point, value the window minimum (the mean of minima for merged points).
+  // Floor points, oldest first; t_s is when the window's minimum was seen
+  // (sparse samples then give exact slopes), value the window minimum (the
+  // mean of times and minima for merged points).
   const std::deque<Point>& points() const { return points_; }
   // Highest sample in the last closed window and the open one; nullopt before
   // the first sample.
@@ -42,6 +43,7 @@ class FloorTracker {
   std::deque<Point> points_;
   std::optional<double> window_start_;
   double open_min_ = 0;
+  double open_min_t_ = 0;
   double open_max_ = 0;
   std::optional<double> closed_max_;
   std::optional<double> last_;

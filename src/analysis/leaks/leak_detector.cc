@@ -1,11 +1,15 @@
 #include "analysis/leaks/leak_detector.h"
 
 #include <algorithm>
+#include <cmath>
 #include <span>
-#include <vector>
 
 namespace gpuwatch::leaks {
 namespace {
+
+constexpr double kEpsilon = 1e-6;
+constexpr std::size_t kIntervalsKept = 15;
+constexpr double kMinToothThreshold = 64 * kMiB;
 
 double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
 
@@ -18,110 +22,332 @@ std::span<const Point> Recent(const std::vector<Point>& points, double lookback_
   return {first, points.end()};
 }
 
+// Rises on its own: slope at least `min_slope` and Mann–Kendall z >= `z`.
+// `slope` gets the Theil–Sen slope when there is one.
+bool Rises(std::span<const Point> points, double min_slope, double z, double& slope) {
+  const auto s = TheilSen(points);
+  if (!s) return false;
+  slope = s->slope;
+  return s->slope >= min_slope && MannKendall(points).z >= z;
+}
+
 }  // namespace
 
-LeakOptions ScaledLeakOptions(std::chrono::seconds floor_window) {
+LeakOptions ScaledLeakOptions(std::chrono::seconds base_window) {
   LeakOptions o;
-  o.floor_window = floor_window;
-  o.grace = floor_window;
-  o.min_span = floor_window * 8;
-  o.max_lookback = floor_window * 64;
-  o.clear_after = floor_window * 12;
+  o.base_window = base_window;
+  o.verdict_min_span = base_window * 120;
+  o.verdict_max_span = base_window * 420;
+  o.stop_span = base_window * 8;
+  o.clear_after = base_window * 720;
+  o.forecast_horizon = base_window * 4200;
   return o;
 }
 
 LeakDetector::LeakDetector(const LeakOptions& options)
-    : options_(options), floor_(Seconds(options.floor_window), options.history_points) {}
-
-LeakChange LeakDetector::Observe(std::chrono::system_clock::time_point time, double bytes) {
-  if (!origin_) origin_ = time;
-  const double t_s = std::chrono::duration<double>(time - *origin_).count();
-  estimate_.last_bytes = bytes;
-  if (t_s < Seconds(options_.grace)) return LeakChange::kNone;
-  const bool closed = floor_.Add(t_s, bytes);
-  estimate_.peak_bytes = floor_.peak().value_or(bytes);
-  if (!closed) return LeakChange::kNone;
-  return Decide();
+    : options_(options),
+      teeth_(8, 2 * std::max(1.0, Seconds(options.base_window)) *
+                    std::pow(2.0, std::max(1, options.scales) - 1)) {
+  const int n = std::max(1, options_.scales);
+  double window_s = std::max(1.0, Seconds(options_.base_window));
+  for (int i = 0; i < n; ++i, window_s *= 2) {
+    scales_.push_back(Scale{FloorTracker(window_s, options_.history_points), {}});
+  }
 }
 
-// Tests the floor points of the last `lookback_s` (covering at least min_span).
-std::optional<LeakDetector::WindowResult> LeakDetector::TestWindow(double lookback_s) const {
-  const std::vector<Point> all(floor_.points().begin(), floor_.points().end());
-  // Points are window middles: n points cover (last - first) + one window.
-  const double window_s = floor_.window_s();
-  const std::span<const Point> points = Recent(all, lookback_s - window_s);
-  if (points.size() < 4) return std::nullopt;
-  const double covered_s = points.back().t_s - points.front().t_s + window_s;
-  if (covered_s + 1e-6 < Seconds(options_.min_span)) return std::nullopt;
+std::size_t LeakDetector::history_size() const {
+  std::size_t n = 0;
+  for (const Scale& s : scales_) n += s.floor.points().size();
+  return n;
+}
+
+std::vector<LeakChange> LeakDetector::Observe(std::chrono::system_clock::time_point time,
+                                              double bytes, std::optional<double> free_bytes) {
+  return ObserveAt(std::chrono::duration<double>(time.time_since_epoch()).count(), bytes,
+                   free_bytes);
+}
+
+std::vector<LeakChange> LeakDetector::ObserveAt(double t, double bytes,
+                                                std::optional<double> free_bytes) {
+  if (!origin_) origin_ = t;
+  const double t_s = t - *origin_;
+  if (last_t_ && t_s > *last_t_) {
+    intervals_s_.push_back(t_s - *last_t_);
+    while (intervals_s_.size() > kIntervalsKept) intervals_s_.pop_front();
+    interval_s_ = Median(std::vector<double>(intervals_s_.begin(), intervals_s_.end()));
+  }
+  last_t_ = t_s;
+  free_bytes_ = free_bytes;
+  // A tooth matters when it could look urgent: a rise of a share of the headroom.
+  threshold_ = std::max(kMinToothThreshold,
+                        free_bytes ? *free_bytes / (2 * options_.urgency) : 0.02 * bytes);
+  teeth_.Add(t_s, bytes, threshold_);
+
+  bool closed = false;
+  for (std::size_t i = 0; i < scales_.size(); ++i) {
+    Scale& s = scales_[i];
+    if (!s.floor.Add(t_s, bytes)) continue;
+    closed = true;
+    // A scale not usable now is tested when it closes again usable.
+    if (Usable(i)) {
+      s.results = TestSpans(s);
+    } else {
+      s.results.clear();
+    }
+  }
+  estimate_.last_bytes = bytes;
+  for (std::size_t i = 0; i < scales_.size(); ++i) {
+    if (!Usable(i)) continue;
+    estimate_.peak_bytes = scales_[i].floor.peak().value_or(bytes);
+    break;
+  }
+  estimate_.headroom_bytes = free_bytes;
+  if (!closed) return {};
+  return Decide(t_s);
+}
+
+bool LeakDetector::Usable(std::size_t i) const {
+  if (i + 1 == scales_.size()) return true;  // the coarsest always is
+  const double window_s = scales_[i].floor.window_s();
+  if (window_s + kEpsilon < options_.tooth_margin * teeth_.longest_s()) return false;
+  return window_s + kEpsilon >= options_.min_samples_per_window * interval_s_;
+}
+
+std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale) const {
+  std::vector<SpanResult> out;
+  const std::vector<Point> all(scale.floor.points().begin(), scale.floor.points().end());
+  const double w = scale.floor.window_s();
+  const double step = std::max(1.1, options_.span_step);
+  for (double span_s = options_.min_windows * w; span_s <= options_.max_windows * w + kEpsilon;
+       span_s *= step) {
+    auto r = TestSpan(all, w, span_s);
+    if (!r) break;  // longer spans have no more points than this one
+    if (!out.empty() && out.back().estimate.points == r->estimate.points) break;
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+// Tests the floor points of the last `span_s` (covering all of it).
+std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector<Point>& all,
+                                                               double w, double span_s) const {
+  // n points of windows w cover (last - first) + one window, give or take a
+  // window: a point's time is when its window's minimum was seen.
+  const std::span<const Point> points = Recent(all, span_s - w + kEpsilon);
+  if (points.size() < 8) return std::nullopt;
+  const double covered_s = points.back().t_s - points.front().t_s + w;
+  if (covered_s + w + kEpsilon < span_s) return std::nullopt;
 
   const auto slope = TheilSen(points);
   if (!slope) return std::nullopt;
   const TrendTest trend = MannKendall(points);
-  const double middle_s = (points.front().t_s + points.back().t_s) / 2;
-  const std::span<const Point> newer = Recent(all, points.back().t_s - middle_s);
-  const auto newer_slope = TheilSen(newer);
-
-  WindowResult r;
+  SpanResult r;
+  r.span_s = covered_s;
   LeakEstimate& e = r.estimate;
-  e.enough_evidence = true;
   e.rate_bytes_per_s = slope->slope;
   e.rate_low_bytes_per_s = slope->low;
   e.rate_high_bytes_per_s = slope->high;
   e.confidence = 1 - trend.p_upward;
   e.window = std::chrono::seconds(static_cast<long long>(covered_s));
   e.points = points.size();
+  e.floor_bytes = points.back().value;
   const double min_rate = options_.min_rate_bytes_per_s;
-  e.growing = slope->slope >= min_rate && trend.z >= options_.z_critical;
-  r.shows_leak =
-      e.growing && newer_slope &&
-      newer_slope->slope >= std::max(min_rate, options_.newer_half_share * e.rate_bytes_per_s) &&
-      MannKendall(newer).z >= options_.z_newer_half;
+  if (slope->slope < min_rate || trend.z < options_.z_critical) return r;
+  const double share = std::max(min_rate, options_.half_share * slope->slope);
+  const std::size_t half = points.size() / 2;
+  const std::size_t quarter = std::max<std::size_t>(2, points.size() / 4);
+  const auto newest = TheilSen(points.subspan(points.size() - quarter));
+  double older_slope = 0, newer_slope = 0;
+  r.sustained = Rises(points.first(half), share, options_.z_half, older_slope) &&
+                Rises(points.subspan(half), share, options_.z_half, newer_slope) && newest &&
+                newest->slope >= options_.half_share * slope->slope;
+  // Grew at one rate throughout: its halves agree.
+  r.steady = r.sustained && std::max(older_slope, newer_slope) <=
+                                options_.steady_ratio * std::min(older_slope, newer_slope);
   return r;
 }
 
-// The floor of the last `span_s` exists over that whole span and its slope is
-// below min_rate.
-bool LeakDetector::FlatFor(double span_s) const {
-  const std::vector<Point> all(floor_.points().begin(), floor_.points().end());
-  const double window_s = floor_.window_s();
-  const std::span<const Point> points = Recent(all, span_s - window_s);
-  if (points.size() < 2) return false;
-  if (points.back().t_s - points.front().t_s + window_s + 1e-6 < span_s) return false;
-  const auto slope = TheilSen(points);
-  return slope && slope->slope < options_.min_rate_bytes_per_s;
+// The newest floor of the finest usable scale, over stop_span (at least four
+// windows, and an eighth of r's span: slow growth needs longer to show), still
+// rises at a share of r's rate. True when it cannot tell yet.
+bool LeakDetector::StillRising(const SpanResult& r) const {
+  const double rate_bytes_per_s = r.estimate.rate_bytes_per_s;
+  for (std::size_t i = 0; i < scales_.size(); ++i) {
+    if (!Usable(i)) continue;
+    const FloorTracker& f = scales_[i].floor;
+    const double span_s = std::max(Seconds(options_.stop_span), 4 * f.window_s());
+    const std::vector<Point> all(f.points().begin(), f.points().end());
+    const std::span<const Point> points = Recent(all, span_s - f.window_s() + kEpsilon);
+    if (points.size() < 3) return true;
+    const auto slope = TheilSen(points);
+    return !slope || slope->slope >= options_.half_share * rate_bytes_per_s;
+  }
+  return true;
 }
 
-LeakChange LeakDetector::Decide() {
-  std::optional<WindowResult> shortest_leak;
-  std::optional<WindowResult> longest;
-  const double max_s = std::max(Seconds(options_.max_lookback), Seconds(options_.min_span));
-  for (double lookback_s = Seconds(options_.min_span); lookback_s <= max_s + 1e-6;
-       lookback_s *= 2) {
-    auto r = TestWindow(lookback_s);
-    if (!r) break;  // longer windows have no more points than this one
-    if (r->shows_leak && !shortest_leak) shortest_leak = r;
-    const bool same_points = longest && longest->estimate.points == r->estimate.points;
-    longest = std::move(r);
-    if (same_points) break;
+// The coarsest floor reaches `span_s` back and over the last `span_s` it has
+// neither a slope of min_rate nor risen by min_rate × span_s from its first
+// points to its last (Theil–Sen alone would call it flat while a minority of
+// its points still grow).
+bool LeakDetector::FlatFor(double span_s) const {
+  const FloorTracker& f = scales_.back().floor;
+  if (f.points().size() < 2) return false;
+  if (f.points().back().t_s - f.points().front().t_s + f.window_s() + kEpsilon < span_s) {
+    return false;
+  }
+  const std::vector<Point> all(f.points().begin(), f.points().end());
+  const std::span<const Point> points = Recent(all, span_s);
+  if (points.size() < 6) return false;
+  const auto slope = TheilSen(points);
+  if (!slope || slope->slope >= options_.min_rate_bytes_per_s) return false;
+  auto level = [](std::span<const Point> p) {
+    return Median({p[0].value, p[1].value, p[2].value});
+  };
+  const double rise = level(points.last(3)) - level(points.first(3));
+  return rise < options_.min_rate_bytes_per_s * span_s;
+}
+
+// The scale the standing forecast was raised on has a newest floor below the
+// one it had then.
+bool LeakDetector::FellBack() const {
+  const auto& points = scales_[raised_scale_].floor.points();
+  return !points.empty() && points.back().value < raised_floor_ - threshold_;
+}
+
+std::optional<double> LeakDetector::TimeToFull(double rate_bytes_per_s) const {
+  if (!estimate_.headroom_bytes || !(rate_bytes_per_s > 0)) return std::nullopt;
+  return std::max(0.0, *estimate_.headroom_bytes) / rate_bytes_per_s;
+}
+
+double LeakDetector::VerdictSpan(std::optional<double> time_to_full_s) const {
+  const double lo = Seconds(options_.verdict_min_span);
+  const double hi = std::max(lo, Seconds(options_.verdict_max_span));
+  if (!time_to_full_s) return hi;
+  return std::clamp(*time_to_full_s / options_.verdict_urgency, lo, hi);
+}
+
+bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
+  const auto t = TimeToFull(now.estimate.rate_bytes_per_s);
+  if (t && reported_full_at_s_ > 0) {
+    return std::fabs(t_s + *t - reported_full_at_s_) > options_.update_share * *t;
+  }
+  return std::fabs(now.estimate.rate_bytes_per_s - reported_rate_) >
+         options_.update_share * std::fabs(reported_rate_);
+}
+
+void LeakDetector::Report(const SpanResult& r, double t_s) {
+  reported_rate_ = r.estimate.rate_bytes_per_s;
+  const auto t = TimeToFull(reported_rate_);
+  reported_full_at_s_ = t ? t_s + *t : 0;
+}
+
+std::vector<LeakChange> LeakDetector::Decide(double t_s) {
+  // Over the usable scales: the shortest span with sustained growth (it says
+  // whether memory grows now), the longest steady one (the rate), whether one
+  // qualifies for a forecast or a verdict, and the evidence span of the
+  // shortest that does.
+  const SpanResult* growth = nullptr;
+  const SpanResult* steady = nullptr;
+  const SpanResult* fallback = nullptr;
+  std::optional<double> forecast_span_s, verdict_span_s;
+  bool enough = false;
+  for (std::size_t i = 0; i < scales_.size(); ++i) {
+    if (!Usable(i)) continue;
+    // The rate comes from windows that hold several teeth (their floors hardly
+    // jitter) and from results tested recently enough to follow a change.
+    const FloorTracker& f = scales_[i].floor;
+    const bool smooth = f.window_s() + kEpsilon >= 4 * teeth_.longest_s();
+    const double age_s = f.points().empty() ? 0 : t_s - f.points().back().t_s - f.window_s();
+    for (const SpanResult& r : scales_[i].results) {
+      enough = enough || r.span_s + kEpsilon >= Seconds(options_.verdict_min_span);
+      fallback = &r;
+      if (!r.sustained) continue;
+      if (growth == nullptr || r.span_s < growth->span_s - kEpsilon) growth = &r;
+      const bool fresh = age_s <= std::max(Seconds(options_.stop_span), r.span_s / 16);
+      if (r.steady && smooth && fresh &&
+          (steady == nullptr || r.span_s > steady->span_s + kEpsilon)) {
+        steady = &r;
+      }
+      const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
+      if (t && *t <= options_.urgency * r.span_s && *t <= Seconds(options_.forecast_horizon)) {
+        forecast_span_s = std::min(forecast_span_s.value_or(r.span_s), r.span_s);
+      }
+      if (r.span_s + kEpsilon >= VerdictSpan(t)) {
+        verdict_span_s = std::min(verdict_span_s.value_or(r.span_s), r.span_s);
+      }
+    }
   }
 
-  const bool was = estimate_.suspected;
-  const LeakEstimate& chosen =
-      shortest_leak ? shortest_leak->estimate : (longest ? longest->estimate : LeakEstimate{});
-  const double last = estimate_.last_bytes;
-  const double peak = estimate_.peak_bytes;
-  estimate_ = chosen;
-  estimate_.last_bytes = last;
-  estimate_.peak_bytes = peak;
-  estimate_.floor_bytes = floor_.points().back().value;
+  const SpanResult* rate = steady ? steady : growth;
+  LeakEstimate next;
+  if (const SpanResult* shown = rate ? rate : fallback) next = shown->estimate;
+  next.suspected = estimate_.suspected;
+  next.forecast = estimate_.forecast;
+  next.evidence = estimate_.evidence;
+  next.enough_evidence = enough;
+  next.last_bytes = estimate_.last_bytes;
+  next.peak_bytes = estimate_.peak_bytes;
+  next.headroom_bytes = estimate_.headroom_bytes;
+  next.growing = growth != nullptr && StillRising(*rate);
+  const auto to_full = next.growing ? TimeToFull(next.rate_bytes_per_s) : std::nullopt;
+  if (to_full) next.time_to_full = std::chrono::seconds(static_cast<long long>(*to_full));
+  if (!growth && !fallback) next.floor_bytes = scales_.front().floor.points().back().value;
+  estimate_ = next;
 
-  if (!was) {
-    estimate_.suspected = shortest_leak.has_value();
-    return estimate_.suspected ? LeakChange::kSuspected : LeakChange::kNone;
+  std::vector<LeakChange> changes;
+  // A standing verdict or forecast is re-reported when the predicted time of
+  // full has moved on two decisions in a row (one is noise).
+  auto update = [&](LeakChange change) {
+    moved_ = rate && next.growing && Moved(*rate, t_s) ? moved_ + 1 : 0;
+    if (moved_ < 2) return;
+    moved_ = 0;
+    Report(*rate, t_s);
+    changes.push_back(change);
+  };
+  if (estimate_.suspected) {
+    if (next.growing) {
+      update(LeakChange::kUpdated);
+    } else if (!growth && FlatFor(Seconds(options_.clear_after))) {
+      estimate_.suspected = false;
+      changes.push_back(LeakChange::kCleared);
+    }
+    return changes;
   }
-  const bool clear = !shortest_leak && FlatFor(Seconds(options_.clear_after));
-  estimate_.suspected = !clear;
-  return clear ? LeakChange::kCleared : LeakChange::kNone;
+  if (verdict_span_s && next.growing) {
+    estimate_.suspected = true;
+    estimate_.forecast = false;  // the verdict takes over
+    estimate_.evidence = std::chrono::seconds(static_cast<long long>(*verdict_span_s));
+    Report(*rate, t_s);
+    changes.push_back(LeakChange::kSuspected);
+    return changes;
+  }
+  if (estimate_.forecast) {
+    // It stands while the growth goes on and stays within the horizon; it is
+    // cleared on evidence only, not while no usable scale has tested a span
+    // yet (the teeth just ruled the finer ones out).
+    // Memory falling back below where the forecast was raised ends it at once:
+    // that was a tooth (the teeth may now rule out every scale with results).
+    const bool holds = next.growing && to_full && *to_full <= Seconds(options_.forecast_horizon);
+    if ((!holds && fallback != nullptr) || FellBack()) {
+      estimate_.forecast = false;
+      moved_ = 0;
+      changes.push_back(LeakChange::kForecastCleared);
+    } else if (holds) {
+      update(LeakChange::kForecastUpdated);
+    }
+  } else if (forecast_span_s && next.growing) {
+    estimate_.forecast = true;
+    estimate_.evidence = std::chrono::seconds(static_cast<long long>(*forecast_span_s));
+    Report(*rate, t_s);
+    for (std::size_t i = 0; i < scales_.size(); ++i) {
+      if (!Usable(i) || scales_[i].floor.points().empty()) continue;
+      raised_scale_ = i;
+      raised_floor_ = scales_[i].floor.points().back().value;
+      break;
+    }
+    changes.push_back(LeakChange::kForecast);
+  }
+  return changes;
 }
 
 }  // namespace gpuwatch::leaks

@@ -1,87 +1,173 @@
-// Leak detection on one memory series (a process's or a device's used bytes
-// over time). The detector follows the floor (FloorTracker), and on each new
-// floor point tests windows of the recent floor, min_span × 1, 2, 4, ... up to
-// max_lookback: a window shows a leak when its Theil–Sen slope is at least
-// min_rate, the Mann–Kendall test says the rise is significant (z >= z_critical)
-// and its newer half still rises on its own (slope >= min_rate and >=
-// newer_half_share × the window's slope, z >= z_newer_half): the growth has
-// not stopped. Suspected when any window shows a leak; cleared only when none does
-// and the floor of the last clear_after has been flat (slope below min_rate).
-// docs/leaks.md explains the defaults. Not thread-safe; one owner.
+// Leak detection on one memory series (a process's or a device's used bytes,
+// or a framework's allocated bytes, over time), with judgement that scales
+// with the danger: the faster memory would run out, the less evidence a
+// warning needs.
+//
+// The series is followed at several time scales: the floor (FloorTracker, the
+// minimum of each window) over windows of base, 2×base, ... (default 5 s to
+// 320 s). A scale is used only while its window holds a few samples and is
+// longer than the series' recent teeth (ToothTracker): a floor window shorter
+// than a tooth follows the tooth's rising edge. When a scale closes a floor
+// window, spans of 8 to 64 of its windows are tested; a span shows *sustained
+// growth* when its Theil–Sen slope is at least min_rate and Mann–Kendall says
+// the rise is significant (z >= z_critical), each half rises on its own
+// (slope >= half_share × the span's slope and >= min_rate, z >= z_half) and
+// its newest quarter still rises (slope >= half_share × the span's slope). A
+// step, a warm-up that stopped and a tooth's edge all fail one of these.
+//
+// With the time to full T = headroom / rate (headroom = the device's free
+// memory at its recent peak, as the caller gives it: OOM strikes at the top
+// of the sawtooth of every process on the device):
+//  - a *forecast* (OOM soon) is raised when some span of length L shows
+//    sustained growth with T <= urgency × L (and stands while T <= 2 ×
+//    urgency × L, so it does not flap) and T <= forecast_horizon, and the
+//    newest floor of the finest usable scale, over max(stop_span, L / 8),
+//    still rises (so it clears within about that of the growth stopping);
+//  - a *leak verdict* needs sustained growth over L >= clamp(T /
+//    verdict_urgency, verdict_min_span, verdict_max_span): longer than any
+//    warm-up, and at most verdict_max_span for slow leaks. It is cleared only
+//    when no span shows growth and the floor of the last clear_after is flat.
+// A standing forecast or verdict is updated when its predicted time of full
+// moves by more than a quarter. docs/leaks.md explains the defaults.
+// Not thread-safe; one owner.
 #pragma once
 
 #include <chrono>
 #include <cstddef>
+#include <deque>
 #include <optional>
+#include <vector>
 
 #include "analysis/leaks/floor_tracker.h"
+#include "analysis/leaks/tooth_tracker.h"
 
 namespace gpuwatch::leaks {
 
 inline constexpr double kMiB = 1024.0 * 1024.0;
 
 struct LeakOptions {
-  std::chrono::seconds floor_window{std::chrono::minutes(5)};  // minimum taken over this
-  std::chrono::seconds grace{std::chrono::minutes(5)};      // ignored after first sight (warm-up)
-  std::chrono::seconds min_span{std::chrono::minutes(40)};  // the shortest window tested
-  std::chrono::seconds max_lookback{std::chrono::minutes(320)};  // the longest window tested
-  std::chrono::seconds clear_after{std::chrono::minutes(60)};    // flat this long to clear
-  double min_rate_bytes_per_s = 0.5 * kMiB / 60;                 // 0.5 MiB/min
-  double z_critical = 3.09;                                      // one-sided alpha = 0.001
-  double z_newer_half = 1.645;       // the newer half on its own: one-sided alpha = 0.05
-  double newer_half_share = 0.25;    // newer half's slope >= this × the window's slope
-  std::size_t history_points = 288;  // 24 h of 5 min floors before merging
+  std::chrono::seconds base_window{5};  // the finest floor window
+  int scales = 7;                       // base × 1, 2, 4, ... 64
+  double min_windows = 8;               // the shortest span tested, in floor windows
+  double max_windows = 64;              // the longest
+  double span_step = 1.5;               // spans grow by this factor
+  double min_samples_per_window = 3;    // a scale needs this many samples per window
+  double tooth_margin = 1.1;            // ... and a window this × the longest recent tooth
+  double min_rate_bytes_per_s = 0.5 * kMiB / 60;  // 0.5 MiB/min
+  double z_critical = 3.09;                       // one-sided alpha = 0.001
+  double z_half = 1.645;                          // each half on its own: alpha = 0.05
+  double half_share = 0.25;  // a half's (and the newest quarter's) slope >= this × the span's
+  double urgency = 25;       // a forecast needs T <= urgency × its span
+  // ... and T within this: beyond it a verdict (at most verdict_max_span)
+  // comes before 10 % of T has passed anyway.
+  std::chrono::seconds forecast_horizon{std::chrono::minutes(350)};
+  double verdict_urgency = 5;  // a verdict needs a span >= T / verdict_urgency, clamped to:
+  std::chrono::seconds verdict_min_span{std::chrono::minutes(10)};
+  std::chrono::seconds verdict_max_span{std::chrono::minutes(35)};
+  std::chrono::seconds stop_span{40};  // the newest floor over this tells growth stopped
+  std::chrono::seconds clear_after{std::chrono::minutes(60)};  // flat this long clears a verdict
+  double update_share = 0.25;  // re-report when the predicted time of full moves this much
+  // The rate reported is that of the longest steady span (halves within this
+  // ratio of each other): long enough to average a sawtooth, steps and bursts
+  // out, short enough to follow a change of rate.
+  double steady_ratio = 1.5;
+  std::size_t history_points = 136;  // per scale: the 64-window spans stay unmerged
 };
 
-// The defaults with every window scaled to `floor_window` (default 5 min):
-// grace 1×, shortest tested window 8×, longest 64×, clear after 12×. For
-// short jobs with fast steps (a 30 s floor decides after ~4.5 min); the
-// floor window must stay longer than a step and an evaluation pass.
-LeakOptions ScaledLeakOptions(std::chrono::seconds floor_window);
+// The defaults with every time scaled to `base_window` (default 5 s): spans,
+// verdict spans (120× and 480×), stop span (8×) and clear_after (720×).
+LeakOptions ScaledLeakOptions(std::chrono::seconds base_window);
 
 struct LeakEstimate {
-  bool suspected = false;
-  bool enough_evidence = false;     // a window of min_span was tested
-  bool growing = false;             // rate >= min_rate and significant (newer half not required)
-  double rate_bytes_per_s = 0;      // floor slope of the reported window
+  bool suspected = false;           // a leak verdict stands
+  bool forecast = false;            // an OOM forecast stands (never together with suspected)
+  bool growing = false;             // some usable span shows sustained growth now
+  bool enough_evidence = false;     // a span of verdict_min_span was tested
+  double rate_bytes_per_s = 0;      // of the longest steady span, else the shortest growing
   double rate_low_bytes_per_s = 0;  // Sen's ~95 % interval
   double rate_high_bytes_per_s = 0;
-  double confidence = 0;           // 1 - one-sided Mann–Kendall p-value
-  double floor_bytes = 0;          // the newest floor point
-  double last_bytes = 0;           // the newest sample
-  double peak_bytes = 0;           // highest sample of the last closed and the open window
-  std::chrono::seconds window{0};  // length of the reported window
+  double confidence = 0;                 // 1 - one-sided Mann–Kendall p-value
+  double floor_bytes = 0;                // the newest floor point
+  double last_bytes = 0;                 // the newest sample
+  double peak_bytes = 0;                 // highest sample of the finest scale's last two windows
+  std::optional<double> headroom_bytes;  // the device's free memory at its recent peak
+  // At the reported rate, from the headroom; only while growing.
+  std::optional<std::chrono::seconds> time_to_full;
+  std::chrono::seconds window{0};  // length of the reported span (the shortest growing one)
   std::size_t points = 0;          // floor points in it
+  // The span that qualified the standing verdict or forecast when it was raised.
+  std::chrono::seconds evidence{0};
   double rate_mib_per_min() const { return rate_bytes_per_s * 60 / kMiB; }
 };
 
-enum class LeakChange { kNone, kSuspected, kCleared };
+enum class LeakChange {
+  kSuspected,        // a leak verdict
+  kUpdated,          // the verdict's rate or time to full moved
+  kCleared,          // the verdict ended
+  kForecast,         // an OOM forecast
+  kForecastUpdated,  // its rate or time to full moved
+  kForecastCleared,  // the growth stopped (or the verdict took over: no event then)
+};
 
 class LeakDetector {
  public:
   explicit LeakDetector(const LeakOptions& options = {});
 
-  // One sample of used bytes; times non-decreasing. Returns the state change
-  // this sample caused (decisions are taken when a floor window closes).
-  LeakChange Observe(std::chrono::system_clock::time_point time, double bytes);
+  // One sample of used bytes (times non-decreasing). `free_bytes`: the
+  // device's free memory at its recent peak (total - the highest used of the
+  // last minute), when known (no forecast without it).
+  // Returns the changes this sample caused (decisions are taken when a floor
+  // window closes).
+  std::vector<LeakChange> Observe(std::chrono::system_clock::time_point time, double bytes,
+                                  std::optional<double> free_bytes = std::nullopt);
+  // The same on a plain axis (seconds, or steps for a per-step series).
+  std::vector<LeakChange> ObserveAt(double t, double bytes,
+                                    std::optional<double> free_bytes = std::nullopt);
 
   const LeakEstimate& estimate() const { return estimate_; }
   const LeakOptions& options() const { return options_; }
-  // Floor points held (bounded by options.history_points + 1).
-  std::size_t history_size() const { return floor_.points().size(); }
+  // Floor points held over all scales (bounded by scales × (history_points + 1)).
+  std::size_t history_size() const;
 
  private:
-  struct WindowResult {
+  struct SpanResult {
     LeakEstimate estimate;
-    bool shows_leak = false;
+    double span_s = 0;
+    bool sustained = false;
+    bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
   };
-  std::optional<WindowResult> TestWindow(double lookback_s) const;
+  struct Scale {
+    FloorTracker floor;
+    std::vector<SpanResult> results;  // of the last closed window, shortest span first
+  };
+  std::vector<SpanResult> TestSpans(const Scale& scale) const;
+  std::optional<SpanResult> TestSpan(const std::vector<Point>& all, double window_s,
+                                     double span_s) const;
+  bool Usable(std::size_t scale) const;
+  bool StillRising(const SpanResult& r) const;
+  bool FellBack() const;
   bool FlatFor(double span_s) const;
-  LeakChange Decide();
+  std::optional<double> TimeToFull(double rate_bytes_per_s) const;
+  double VerdictSpan(std::optional<double> time_to_full_s) const;
+  std::vector<LeakChange> Decide(double t_s);
+  bool Moved(const SpanResult& now, double t_s) const;
+  void Report(const SpanResult& r, double t_s);
 
   LeakOptions options_;
-  FloorTracker floor_;
-  std::optional<std::chrono::system_clock::time_point> origin_;
+  std::vector<Scale> scales_;
+  ToothTracker teeth_;
+  std::optional<double> origin_;
+  std::optional<double> last_t_;
+  std::deque<double> intervals_s_;  // the last few sample intervals
+  double interval_s_ = 0;           // their median
+  std::optional<double> free_bytes_;
+  double reported_full_at_s_ = 0;  // predicted time of full when last reported (0: none)
+  double reported_rate_ = 0;
+  int moved_ = 0;         // decisions in a row on which the prediction moved
+  double threshold_ = 0;  // of the tooth tracker, as of the newest sample
+  // The floor of the finest usable scale when the standing forecast was raised.
+  std::size_t raised_scale_ = 0;
+  double raised_floor_ = 0;
   LeakEstimate estimate_;
 };
 

@@ -30,6 +30,7 @@ std::string EventJson(const Event& event, std::string_view host) {
   }
   j["value"] = event.value ? nlohmann::ordered_json(*event.value) : nlohmann::ordered_json(nullptr);
   j["message"] = event.message;
+  if (event.time_to_full) j["time_to_full_s"] = event.time_to_full->count();
   return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

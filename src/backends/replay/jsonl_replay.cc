@@ -163,8 +163,9 @@ Result<std::optional<Event>> ReadEvent(const json& j, const std::string& where,
   auto pid = Optional<std::uint32_t>(j, "pid", at);
   auto start_ticks = Optional<std::uint64_t>(j, "start_ticks", at);
   auto value = Optional<double>(j, "value", at);
+  auto to_full = Optional<std::int64_t>(j, "time_to_full_s", at);
   for (const Status& s : {source.status(), message.status(), gpu.status(), pid.status(),
-                          start_ticks.status(), value.status()}) {
+                          start_ticks.status(), value.status(), to_full.status()}) {
     if (!s.ok()) return s;
   }
   e.source = source->value_or("");
@@ -172,6 +173,7 @@ Result<std::optional<Event>> ReadEvent(const json& j, const std::string& where,
   e.gpu = *gpu;
   if (*pid) e.process = ProcessKey{**pid, start_ticks->value_or(0)};
   e.value = *value;
+  if (*to_full) e.time_to_full = std::chrono::seconds(**to_full);
   return std::optional<Event>(std::move(e));
 }
 

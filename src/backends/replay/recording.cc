@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 namespace gpuwatch::replay {
@@ -31,6 +32,27 @@ Result<Recording> ReadRecording(const std::string& path) {
   }
   if (std::string_view(head, got) == kSqliteMagic) return ReadHistoryRecording(path);
   return ReadJsonlRecording(path);
+}
+
+std::string RecordedHostname(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string line;
+  // Events may come before the header (a mark before the first sample);
+  // anything else first means it is not a JSON Lines recording.
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    if (line.starts_with(kSqliteMagic)) return "";
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (!j.is_object()) return "";
+    const auto type = j.find("type");
+    if (type == j.end() || !type->is_string()) return "";
+    if (*type == "header") {
+      const auto name = j.find("hostname");
+      return name != j.end() && name->is_string() ? name->get<std::string>() : "";
+    }
+    if (*type != "event") return "";
+  }
+  return "";
 }
 
 }  // namespace gpuwatch::replay

@@ -57,6 +57,12 @@ struct Recording {
 // gpuwatch recording or holds no samples.
 Result<Recording> ReadRecording(const std::string& path);
 
+// The hostname `path` names in its JSON Lines header, read without its
+// samples (so a front end can label its outputs before it plays the file).
+// "" when the header names none, for a SQLite history (it keeps no
+// hostname), and when the file cannot be read (ReadRecording says why).
+std::string RecordedHostname(const std::string& path);
+
 // The two readers behind it (jsonl_replay.cc, history_replay.cc).
 Result<Recording> ReadJsonlRecording(const std::string& path);
 Result<Recording> ReadHistoryRecording(const std::string& path);

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace gpuwatch::replay {
 
 Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const ReplayOptions& options) {
@@ -11,22 +13,12 @@ Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const ReplayOptions& 
 }
 
 void ReplayBackend::Advance() {
-  const auto& samples = recording_.samples;
   if (!started_) {
     started_ = true;
     play_start_ = std::chrono::steady_clock::now();
     return;  // the first round shows the first sample
   }
-  if (options_.speed <= 0) {
-    if (cursor_ + 1 < samples.size()) ++cursor_;
-    return;
-  }
-  const auto elapsed =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - play_start_) *
-      options_.speed;
-  const auto target = samples.front().time +
-                      std::chrono::duration_cast<std::chrono::system_clock::duration>(elapsed);
-  while (cursor_ + 1 < samples.size() && samples[cursor_ + 1].time <= target) ++cursor_;
+  if (cursor_ + 1 < recording_.samples.size()) ++cursor_;
 }
 
 void ReplayBackend::ReadDevice(int index, const FieldMask& which, bool processes,
@@ -65,6 +57,18 @@ std::optional<std::chrono::system_clock::time_point> ReplayBackend::SampleTime()
 
 bool ReplayBackend::Finished() const {
   return started_ && cursor_ + 1 >= recording_.samples.size();
+}
+
+std::optional<std::chrono::steady_clock::time_point> ReplayBackend::NextSampleDue() const {
+  const auto& samples = recording_.samples;
+  if (!started_ || !(options_.speed > 0) || cursor_ + 1 >= samples.size())
+    return std::chrono::steady_clock::time_point::min();
+  const std::chrono::duration<double> recorded = samples[cursor_ + 1].time - samples.front().time;
+  if (!(recorded.count() > 0)) return play_start_;  // a clock that stepped back: at once
+  // A very slow speed is capped at ~3 years from the start, within the clock's range.
+  const std::chrono::duration<double> after =
+      std::min(recorded / options_.speed, std::chrono::duration<double>(1e8));
+  return play_start_ + std::chrono::duration_cast<std::chrono::steady_clock::duration>(after);
 }
 
 }  // namespace gpuwatch::replay

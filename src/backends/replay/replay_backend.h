@@ -4,8 +4,10 @@
 // history (`--db`); recording.h reads both into the same samples.
 // Static facts come from the JSON Lines header or the history's devices
 // table, the rest from the samples; processes keep the attribution recorded
-// with them. Playback follows the recording's own clock times `speed`
-// (1 = as recorded), or, with speed 0, moves one sample per read of device 0.
+// with them. Each read of device 0 moves to the next sample, so every
+// sample is played once and in order; NextSampleDue() says when the next
+// one is due on the recording's own clock divided by `speed`, counted from
+// the first read (1 = as recorded, 10 = ten times faster, 0 = at once).
 // Past the end it stays on the last sample and reports Finished().
 // One owner thread.
 #pragma once
@@ -23,7 +25,7 @@ namespace gpuwatch::replay {
 
 struct ReplayOptions {
   std::string path;
-  double speed = 1.0;  // 0: as fast as samples are read
+  double speed = 1.0;  // 0: every sample due at once (as fast as it is read)
 };
 
 class ReplayBackend final : public Backend {
@@ -43,6 +45,9 @@ class ReplayBackend final : public Backend {
   std::vector<DeviceSample> ReadMigDevices(int, const FieldMask&, bool) override { return {}; }
   std::optional<std::chrono::system_clock::time_point> SampleTime() const override;
   bool Finished() const override;
+  // The first sample at once; sample i at the first read plus (its recorded
+  // time - the first sample's) / speed; every sample at once with speed 0.
+  std::optional<std::chrono::steady_clock::time_point> NextSampleDue() const override;
 
   std::size_t samples() const { return recording_.samples.size(); }
   Format format() const { return recording_.format; }
@@ -66,7 +71,7 @@ class ReplayBackend final : public Backend {
   const Recording recording_;
   std::size_t cursor_ = 0;
   bool started_ = false;
-  std::chrono::steady_clock::time_point play_start_;
+  std::chrono::steady_clock::time_point play_start_;  // the first read
 };
 
 }  // namespace gpuwatch::replay

@@ -67,7 +67,31 @@ TEST(Diagnoses, PreallocationCountsFromTheJumpNotFromTheCudaContext) {
   const auto events = Feed(dx, snaps);
   ASSERT_EQ(events.size(), 1u);
   EXPECT_EQ(events[0].source, "preallocation");
-  EXPECT_EQ(events[0].time, kT0 + seconds(70)) << "60 s flat after the jump at 10 s";
+  EXPECT_EQ(events[0].time, kT0 + seconds(30)) << "three flat samples from the jump at 10 s";
+}
+
+TEST(Diagnoses, PreallocationIsFlaggedWithinTenSecondsAtTheWatchInterval) {
+  Diagnoser dx;
+  std::vector<Event> events;
+  int flagged_at = -1;
+  for (int t = 0; t <= 50 && flagged_at < 0; ++t) {
+    for (auto& e : dx.Observe(Gpu(seconds(t), 0.0, 60 * kGiB))) {
+      events.push_back(e);
+      flagged_at = t;
+    }
+  }
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_LE(flagged_at, 10);
+  EXPECT_GE(flagged_at, 5) << "flat for 5 s first";
+  const auto standing = dx.Preallocated();
+  ASSERT_EQ(standing.size(), 1u);
+  EXPECT_EQ(standing[0].gpu, 0);
+  EXPECT_EQ(standing[0].process.pid, 42u);
+  EXPECT_DOUBLE_EQ(standing[0].share, 0.75);
+  // The process ends: no longer standing.
+  Snapshot gone = Gpu(seconds(60), 0.0, 0);
+  (void)dx.Observe(gone);
+  EXPECT_TRUE(dx.Preallocated().empty());
 }
 
 TEST(Diagnoses, SlowGrowthToABigShareIsNotPreallocation) {

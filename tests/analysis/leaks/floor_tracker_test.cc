@@ -20,7 +20,8 @@ TEST(FloorTracker, FollowsTheMinimumOfEachWindowNotTheSawtooth) {
   for (double t = 0; t <= 3600; t += 10) f.Add(t, Saw(t, 20 * kGiB, 26 * kGiB));
   ASSERT_EQ(f.points().size(), 12u);
   for (const Point& p : f.points()) EXPECT_NEAR(p.value, 20 * kGiB, 0.1 * kGiB);
-  EXPECT_DOUBLE_EQ(f.points().front().t_s, 150);  // the middle of the first window
+  EXPECT_DOUBLE_EQ(f.points().front().t_s, 0);  // when the first window's minimum was seen
+  EXPECT_DOUBLE_EQ(f.points()[1].t_s, 360);     // the bottom of the sawtooth in [300, 600)
 }
 
 TEST(FloorTracker, IgnoresASpikeShorterThanTheWindow) {
@@ -46,7 +47,7 @@ TEST(FloorTracker, SkipsEmptyWindowsAfterAGap) {
   f.Add(1000, 7);  // 16 windows later
   f.Add(1090, 9);  // closes the window that holds t = 1000
   ASSERT_EQ(f.points().size(), 2u);
-  EXPECT_DOUBLE_EQ(f.points()[1].t_s, 960 + 30);
+  EXPECT_DOUBLE_EQ(f.points()[1].t_s, 1000);  // its only sample
   EXPECT_EQ(f.points()[1].value, 7);
 }
 

@@ -5,166 +5,263 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <random>
+
+#include "analysis/leaks/series_check.h"
 
 namespace gpuwatch::leaks {
 namespace {
 
 using std::chrono::minutes;
 using std::chrono::seconds;
-using Clock = std::chrono::system_clock;
 
 constexpr double kGiB = 1024.0 * kMiB;
+constexpr double kTotal = 140 * kGiB;  // an H200
 
-// Training memory: floor(t) under a 4 GiB sawtooth with a 83 s period (or `period`).
-double Train(double t, double floor, double period = 83.0) {
-  return floor + 4 * kGiB * std::fmod(t, period) / period;
-}
-
+// What a detector said over a run, in seconds of the run.
 struct Outcome {
-  std::optional<double> suspected_at;  // seconds
+  std::optional<double> forecast_at;
+  std::optional<double> forecast_cleared_at;
+  std::optional<double> suspected_at;
   std::optional<double> cleared_at;
+  std::optional<double> first_time_to_full_s;  // of the first warning
+  int forecasts = 0;
   int suspicions = 0;
+  int updates = 0;
 };
 
-Outcome Feed(LeakDetector& d, double until_s, const std::function<double(double)>& floor,
-             double step_s = 10, double period = 83.0) {
+// Feeds `used(t)` every `step_s` up to `until_s`; the device holds `used(t)`
+// plus `others` of 140 GiB.
+Outcome Feed(LeakDetector& d, double until_s, const std::function<double(double)>& used,
+             double step_s = 1, double others = 0) {
   Outcome r;
-  const Clock::time_point origin{};
   for (double t = 0; t <= until_s; t += step_s) {
-    const auto now =
-        origin + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(t));
-    switch (d.Observe(now, Train(t, floor(t), period))) {
-      case LeakChange::kSuspected:
-        ++r.suspicions;
-        if (!r.suspected_at) r.suspected_at = t;
-        break;
-      case LeakChange::kCleared:
-        if (!r.cleared_at) r.cleared_at = t;
-        break;
-      case LeakChange::kNone:
-        break;
+    const double bytes = used(t);
+    for (LeakChange c : d.ObserveAt(t, bytes, kTotal - others - bytes)) {
+      const bool warning = c == LeakChange::kForecast || c == LeakChange::kSuspected;
+      if (warning && !r.first_time_to_full_s && d.estimate().time_to_full) {
+        r.first_time_to_full_s = static_cast<double>(d.estimate().time_to_full->count());
+      }
+      switch (c) {
+        case LeakChange::kForecast:
+          ++r.forecasts;
+          if (!r.forecast_at) r.forecast_at = t;
+          break;
+        case LeakChange::kForecastCleared:
+          r.forecast_cleared_at = t;
+          break;
+        case LeakChange::kSuspected:
+          ++r.suspicions;
+          if (!r.suspected_at) r.suspected_at = t;
+          break;
+        case LeakChange::kCleared:
+          if (!r.cleared_at) r.cleared_at = t;
+          break;
+        case LeakChange::kUpdated:
+        case LeakChange::kForecastUpdated:
+          ++r.updates;
+          break;
+      }
     }
   }
   return r;
 }
 
-double Linear(double t, double mib_per_min) { return 20 * kGiB + mib_per_min * kMiB * t / 60; }
+// A training step's activations: up `height` over `period_s`, then freed.
+double Tooth(double t, double height, double period_s) {
+  return height * std::fmod(t, period_s) / period_s;
+}
 
-TEST(LeakDetector, DetectsALinearFloorGrowthUnderASawtooth) {
+std::optional<double> FirstWarning(const Outcome& r) {
+  if (r.forecast_at && r.suspected_at) return std::min(*r.forecast_at, *r.suspected_at);
+  return r.forecast_at ? r.forecast_at : r.suspected_at;
+}
+
+TEST(LeakDetector, WarnsOfAnUrgentLeakWithinTenPercentOfItsTimeToFull) {
+  // 5.6 GiB/min from 11 GiB: about 23 min to full; the budget is 2.3 min.
   LeakDetector d;
-  Outcome r = Feed(d, 3 * 3600, [](double t) { return Linear(t, 50); });
+  std::mt19937 rng(1);
+  std::normal_distribution<double> noise(0, 16 * kMiB);
+  const Outcome r = Feed(d, 15 * 60, [&](double t) {
+    return 11 * kGiB + 5.6 * kGiB * t / 60 + Tooth(t, 2 * kGiB, 0.5 + 0.01 * t) + noise(rng);
+  });
+  ASSERT_TRUE(FirstWarning(r));
+  EXPECT_LE(*FirstWarning(r), 0.1 * (129 * kGiB / (5.6 * kGiB / 60)));
+  ASSERT_TRUE(r.first_time_to_full_s);
+  const double truth =
+      (kTotal - (11 * kGiB + 5.6 * kGiB * *FirstWarning(r) / 60 + 2 * kGiB)) / (5.6 * kGiB / 60);
+  EXPECT_NEAR(*r.first_time_to_full_s, truth, 0.25 * truth);
+  // The growth goes on: a verdict follows, before the GPU is full.
   ASSERT_TRUE(r.suspected_at);
+  EXPECT_LE(*r.suspected_at, 15 * 60);
   EXPECT_TRUE(d.estimate().suspected);
-  EXPECT_NEAR(d.estimate().rate_mib_per_min(), 50, 5);
-  EXPECT_GT(d.estimate().confidence, 0.999);
-  EXPECT_LE(d.estimate().rate_low_bytes_per_s, d.estimate().rate_bytes_per_s);
+  EXPECT_FALSE(d.estimate().forecast);
+  EXPECT_NEAR(d.estimate().rate_bytes_per_s, 5.6 * kGiB / 60, 0.2 * 5.6 * kGiB / 60);
 }
 
-TEST(LeakDetector, WaitsForGraceAndMinimumSpanBeforeDeciding) {
-  LeakDetector d;  // grace 5 min, min_span 40 min
-  Outcome r = Feed(d, 3 * 3600, [](double t) { return Linear(t, 500); });
+TEST(LeakDetector, GrowthThatFillsTheGpuInTenMinutesIsWarnedOfWithinAMinute) {
+  LeakDetector d;
+  const double rate = 120 * kGiB / 600;
+  const Outcome r =
+      Feed(d, 300, [&](double t) { return 20 * kGiB + rate * t + Tooth(t, kGiB, 3); });
+  ASSERT_TRUE(r.forecast_at);
+  EXPECT_LE(*r.forecast_at, 60);
+  EXPECT_FALSE(r.suspected_at) << "five minutes of growth are too young for a verdict";
+}
+
+TEST(LeakDetector, ASlowLeakGetsAVerdictWithinFortyFiveMinutes) {
+  LeakDetector d;
+  std::mt19937 rng(2);
+  std::normal_distribution<double> noise(0, 8 * kMiB);
+  const Outcome r = Feed(d, 3600, [&](double t) {
+    return 30 * kGiB + 50 * kMiB * t / 60 + Tooth(t, 512 * kMiB, 0.7) + noise(rng);
+  });
   ASSERT_TRUE(r.suspected_at);
-  EXPECT_GE(*r.suspected_at, 45 * 60);
-  EXPECT_LE(*r.suspected_at, 46 * 60);
+  EXPECT_LE(*r.suspected_at, 45 * 60);
+  EXPECT_EQ(r.forecasts, 0) << "a 50 MiB/min leak is days from full: no forecast";
+  EXPECT_NEAR(d.estimate().rate_mib_per_min(), 50, 10);
 }
 
-TEST(LeakDetector, IgnoresGrowthInsideTheWarmUpGrace) {
+TEST(LeakDetector, AFastCacheThatFillsAndStopsGetsNoVerdictAndItsForecastClears) {
+  // 4 GiB/min for three minutes, then flat for an hour.
   LeakDetector d;
-  // +30 GiB in the first 4 minutes, then flat for hours.
-  Outcome r =
-      Feed(d, 4 * 3600, [](double t) { return 10 * kGiB + std::min(t, 240.0) / 240 * 30 * kGiB; });
-  EXPECT_FALSE(r.suspected_at);
-}
-
-TEST(LeakDetector, StaysQuietBelowTheMinimumRate) {
-  LeakDetector d;  // min rate 0.5 MiB/min; a clean 0.2 MiB/min is significant but too slow
-  Outcome r = Feed(d, 6 * 3600, [](double t) { return Linear(t, 0.2); });
-  EXPECT_FALSE(r.suspected_at);
-  EXPECT_LT(d.estimate().rate_mib_per_min(), 0.5);
-}
-
-TEST(LeakDetector, StaysQuietOnAPlainSawtooth) {
-  LeakDetector d;
-  Outcome r = Feed(d, 8 * 3600, [](double) { return 30 * kGiB; });
-  EXPECT_FALSE(r.suspected_at);
-  EXPECT_TRUE(d.estimate().enough_evidence);
-}
-
-TEST(LeakDetector, StaysQuietWhenGrowthStopsEarly) {
-  LeakDetector d;  // 4 GiB more at 10, 15, 20 min, then flat
-  Outcome r = Feed(d, 5 * 3600, [](double t) {
-    return 20 * kGiB + 4 * kGiB * ((t >= 600) + (t >= 900) + (t >= 1200));
+  const Outcome r = Feed(d, 3600, [](double t) {
+    return 8 * kGiB + 4 * kGiB * std::min(t, 180.0) / 60 + Tooth(t, kGiB, 1.3);
   });
   EXPECT_FALSE(r.suspected_at);
+  if (r.forecast_at) {
+    ASSERT_TRUE(r.forecast_cleared_at);
+    EXPECT_LE(*r.forecast_cleared_at, 180 + 60);
+  }
+  EXPECT_FALSE(d.estimate().forecast);
 }
 
-TEST(LeakDetector, ClearsOnlyAfterTheFloorHasBeenFlatForClearAfter) {
-  LeakDetector d;  // 50 MiB/min for 2 h, then flat
-  Outcome r = Feed(d, 8 * 3600, [](double t) { return Linear(std::min(t, 7200.0), 50); });
+TEST(LeakDetector, AnEmptyCacheSawtoothIsNotGrowth) {
+  // The cache grows 20 GiB over ten 0.5 s steps, then empty_cache() frees it.
+  LeakDetector d;
+  const Outcome r = Feed(d, 2 * 3600, [](double t) { return 40 * kGiB + Tooth(t, 20 * kGiB, 5); });
+  EXPECT_EQ(r.suspicions, 0);
+  EXPECT_EQ(r.forecasts, 0);
+}
+
+TEST(LeakDetector, ALongSawtoothIsNotGrowthOnceItsFirstToothFell) {
+  // Gradient accumulation: 30 GiB over 60 s, then freed.
+  LeakDetector d;
+  const Outcome r = Feed(d, 2 * 3600, [](double t) { return 50 * kGiB + Tooth(t, 30 * kGiB, 60); });
+  EXPECT_EQ(r.suspicions, 0);
+  EXPECT_LE(r.forecasts, 1) << "only the first tooth, before any was seen to fall";
+  EXPECT_FALSE(d.estimate().forecast);
+}
+
+TEST(LeakDetector, EvaluationPhasesThatGiveTheirMemoryBackAreNotALeak) {
+  // +40 GiB for two minutes every ten minutes.
+  LeakDetector d;
+  const Outcome r = Feed(d, 2 * 3600, [](double t) {
+    return 30 * kGiB + Tooth(t, 2 * kGiB, 0.8) + (std::fmod(t, 600) >= 480 ? 40 * kGiB : 0);
+  });
+  EXPECT_EQ(r.suspicions, 0);
+  EXPECT_EQ(r.forecasts, 0);
+}
+
+TEST(LeakDetector, GrowthInStepsThatStopsIsNoVerdict) {
+  // Four steps of 4 GiB, seven minutes apart, then flat.
+  LeakDetector d;
+  const Outcome r = Feed(d, 2 * 3600, [](double t) {
+    return 20 * kGiB + 4 * kGiB * std::min(4.0, std::floor(t / 420)) + Tooth(t, kGiB, 1.1);
+  });
+  EXPECT_EQ(r.suspicions, 0);
+  EXPECT_FALSE(d.estimate().forecast);
+}
+
+TEST(LeakDetector, ALongWarmUpThatStopsIsNoVerdict) {
+  // 10 -> 30 GiB over 20 minutes, then flat.
+  LeakDetector d;
+  const Outcome r = Feed(d, 2 * 3600, [](double t) {
+    return 10 * kGiB + 20 * kGiB * std::min(t, 1200.0) / 1200 + Tooth(t, 3 * kGiB, 0.9);
+  });
+  EXPECT_EQ(r.suspicions, 0);
+  EXPECT_FALSE(d.estimate().forecast);
+}
+
+TEST(LeakDetector, NoiseAloneSaysNothing) {
+  LeakDetector d;
+  std::mt19937 rng(3);
+  std::normal_distribution<double> noise(0, 256 * kMiB);
+  const Outcome r = Feed(d, 2 * 3600, [&](double) { return 60 * kGiB + noise(rng); });
+  EXPECT_EQ(r.suspicions + r.forecasts, 0);
+}
+
+TEST(LeakDetector, AForecastIsUpdatedWhenTheRateChanges) {
+  // 1 GiB/min for five minutes, then 4 GiB/min: the predicted time of full moves.
+  LeakDetector d;
+  const Outcome r = Feed(d, 600, [](double t) {
+    const double rate1 = kGiB / 60, rate2 = 4 * kGiB / 60;
+    return 40 * kGiB + (t < 300 ? rate1 * t : rate1 * 300 + rate2 * (t - 300)) +
+           Tooth(t, kGiB, 1.7);
+  });
+  ASSERT_TRUE(r.forecast_at);
+  EXPECT_GE(r.updates, 1);
+  EXPECT_NEAR(d.estimate().rate_bytes_per_s, 4 * kGiB / 60, 0.25 * 4 * kGiB / 60);
+}
+
+TEST(LeakDetector, ClearsAVerdictOnlyAfterTheFloorHasBeenFlatForClearAfter) {
+  LeakDetector d;
+  const Outcome r = Feed(d, 3 * 3600, [](double t) {
+    return 30 * kGiB + 200 * kMiB * std::min(t, 3600.0) / 60 + Tooth(t, kGiB, 1.3);
+  });
   ASSERT_TRUE(r.suspected_at);
   ASSERT_TRUE(r.cleared_at);
-  // The hour of flat floor windows may start in the window the leak stopped in.
-  EXPECT_GE(*r.cleared_at, 7200 + 3600 - 300);
+  // Flat for clear_after, give or take the coarsest floor window's 320 s.
+  EXPECT_GE(*r.cleared_at, 3600 + 3600 - 320);
   EXPECT_FALSE(d.estimate().suspected);
-  EXPECT_EQ(r.suspicions, 1);
 }
 
-TEST(LeakDetector, StaysSuspectedThroughAShortPause) {
-  LeakDetector d;  // leaks, pauses 20 min (shorter than clear_after), leaks on
-  Outcome r = Feed(d, 4 * 3600, [](double t) {
-    const double leaking_s = t < 5400 ? t : t < 6600 ? 5400 : t - 1200;
-    return Linear(leaking_s, 50);
-  });
-  ASSERT_TRUE(r.suspected_at);
-  EXPECT_FALSE(r.cleared_at);
-  EXPECT_EQ(r.suspicions, 1);
+TEST(LeakDetector, NoForecastWithoutKnowingTheFreeMemory) {
+  LeakDetector d;
+  int forecasts = 0;
+  for (double t = 0; t <= 600; t += 1) {
+    for (LeakChange c : d.ObserveAt(t, 20 * kGiB + 8 * kGiB * t / 60)) {
+      forecasts += c == LeakChange::kForecast ? 1 : 0;
+    }
+  }
+  EXPECT_EQ(forecasts, 0);
 }
 
 TEST(LeakDetector, KeepsABoundedHistoryForDays) {
-  LeakOptions o;
-  o.history_points = 64;
-  LeakDetector d(o);
-  Feed(
-      d, 3 * 86400, [](double t) { return Linear(t, 5); }, 30);
-  EXPECT_LE(d.history_size(), 65u);
-  EXPECT_TRUE(d.estimate().suspected);
+  LeakDetector d;
+  (void)Feed(
+      d, 3 * 86400, [](double t) { return 30 * kGiB + Tooth(t, kGiB, 7); }, 5);
+  EXPECT_LE(d.history_size(), 7u * (d.options().history_points + 1));
 }
 
-TEST(LeakDetector, MinimumRateIsConfigurable) {
-  LeakOptions o;
-  o.min_rate_bytes_per_s = 100 * kMiB / 60;
-  LeakDetector d(o);
-  Outcome r = Feed(d, 3 * 3600, [](double t) { return Linear(t, 50); });
-  EXPECT_FALSE(r.suspected_at);
-}
-
-// --leak-window: every window scales with the floor window, so a short job
-// with fast steps gets a verdict in minutes, and the quiet cases stay quiet.
-TEST(LeakDetector, ScaledWindowsDecideAShortJobInMinutes) {
+TEST(LeakDetector, ScaledOptionsScaleEveryWindow) {
   const LeakOptions o = ScaledLeakOptions(seconds(10));
-  EXPECT_EQ(o.grace, seconds(10));
-  EXPECT_EQ(o.min_span, seconds(80));
-  EXPECT_EQ(o.max_lookback, seconds(640));
-  EXPECT_EQ(o.clear_after, seconds(120));
-  EXPECT_EQ(o.min_rate_bytes_per_s, LeakOptions{}.min_rate_bytes_per_s);
-  // 4 GiB/min under a 1.5 s sawtooth sampled every 200 ms (a torch loop under `run`).
-  LeakDetector leak(o);
-  Outcome r = Feed(
-      leak, 300, [](double t) { return 20 * kGiB + 4 * kGiB * t / 60; }, 0.2, 1.5);
-  ASSERT_TRUE(r.suspected_at);
-  EXPECT_GE(*r.suspected_at, 90.0);  // grace + the shortest window
-  EXPECT_LE(*r.suspected_at, 120.0);
-  EXPECT_NEAR(leak.estimate().rate_mib_per_min(), 4096, 300);
+  EXPECT_EQ(o.base_window, seconds(10));
+  EXPECT_EQ(o.verdict_min_span, minutes(20));
+  EXPECT_EQ(o.verdict_max_span, minutes(80));
+  EXPECT_EQ(o.stop_span, seconds(80));
+  EXPECT_EQ(o.clear_after, minutes(120));
+}
 
-  LeakDetector flat(o);  // the same loop without the leak
-  EXPECT_FALSE(Feed(
-                   flat, 600, [](double) { return 20 * kGiB; }, 0.2, 1.5)
-                   .suspected_at);
-  LeakDetector warmup(o);  // the allocator fills for 40 s, then flat
-  EXPECT_FALSE(Feed(
-                   warmup, 600, [](double t) { return 10 * kGiB + std::min(t, 40.0) * 0.5 * kGiB; },
-                   0.2, 1.5)
-                   .suspected_at);
+TEST(SeriesCheck, FindsASteadyGrowthPerIterationUnderALoopSawtooth) {
+  std::vector<Point> points;
+  for (int i = 0; i < 300; ++i) {
+    points.push_back(Point{static_cast<double>(i), 2 * kGiB + 8 * kMiB * i + Tooth(i, kGiB, 3)});
+  }
+  const SeriesCheck c = CheckSeries(points, 1024);
+  EXPECT_TRUE(c.leak);
+  EXPECT_NEAR(c.estimate.rate_bytes_per_s, 8 * kMiB, 0.5 * kMiB);
+}
+
+TEST(SeriesCheck, AFlatSeriesAndAWarmUpAreNoLeak) {
+  std::vector<Point> flat, warm;
+  for (int i = 0; i < 200; ++i) {
+    flat.push_back(Point{static_cast<double>(i), 2 * kGiB + Tooth(i, kGiB, 3)});
+    warm.push_back(Point{static_cast<double>(i), 2 * kGiB + 8 * kMiB * std::min(i, 40)});
+  }
+  EXPECT_FALSE(CheckSeries(flat, 1024).leak);
+  EXPECT_FALSE(CheckSeries(warm, 1024).leak);
+  EXPECT_FALSE(CheckSeries(std::span<const Point>(flat).first(15), 1024).enough_evidence);
 }
 
 }  // namespace

@@ -59,6 +59,7 @@ export function devices(data, colorOf) {
 
 const kKindLabels = {
   alert: 'alert', alert_resolved: 'resolved', leak: 'leak', leak_cleared: 'leak cleared',
+  oom_forecast: 'OOM forecast', oom_forecast_cleared: 'forecast cleared',
   diagnosis: 'diagnosis', mark: 'mark', process: 'process', device: 'device',
 };
 

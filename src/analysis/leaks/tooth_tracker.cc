@@ -1,0 +1,54 @@
+#include "analysis/leaks/tooth_tracker.h"
+
+#include <algorithm>
+
+namespace gpuwatch::leaks {
+namespace {
+// A steadily rising series keeps every sample: bound it (at 10 Hz, 200 s).
+constexpr std::size_t kMaxLows = 2048;
+}  // namespace
+
+ToothTracker::ToothTracker(std::size_t keep, double horizon_s)
+    : keep_(keep < 1 ? 1 : keep), horizon_s_(horizon_s > 0 ? horizon_s : 1) {}
+
+double ToothTracker::LastAtOrBelow(double value) const {
+  // lows_ is increasing in value: the entries at or below `value` are a prefix.
+  auto end = std::upper_bound(lows_.begin(), lows_.end(), value,
+                              [](double v, const Low& l) { return v < l.value; });
+  if (end == lows_.begin()) return lows_.empty() ? 0 : lows_.front().t_s;
+  return std::prev(end)->t_s;
+}
+
+void ToothTracker::Add(double t_s, double value, double threshold) {
+  if (!extreme_) {
+    extreme_ = value;
+  } else if (up_) {
+    if (value > *extreme_) {
+      extreme_ = value;
+    } else if (value < *extreme_ - threshold) {
+      // Within half the threshold of where it fell to: the bottoms of a
+      // sawtooth differ by noise.
+      teeth_s_.push_back(std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
+      while (teeth_s_.size() > keep_) teeth_s_.pop_front();
+      up_ = false;
+      extreme_ = value;
+    }
+  } else if (value < *extreme_) {
+    extreme_ = value;
+  } else if (value > *extreme_ + threshold) {
+    up_ = true;
+    extreme_ = value;
+  }
+  while (!lows_.empty() && lows_.back().value >= value) lows_.pop_back();
+  lows_.push_back(Low{t_s, value});
+  while (lows_.size() > 1 && (lows_.front().t_s < t_s - horizon_s_ || lows_.size() > kMaxLows)) {
+    lows_.pop_front();
+  }
+}
+
+double ToothTracker::longest_s() const {
+  if (teeth_s_.empty()) return 0;
+  return *std::max_element(teeth_s_.begin(), teeth_s_.end());
+}
+
+}  // namespace gpuwatch::leaks
