@@ -9,6 +9,8 @@ namespace {
 
 constexpr double kEpsilon = 1e-6;
 constexpr std::size_t kIntervalsKept = 15;
+// Decisions in a row that must see growth stop before it counts as stopped.
+constexpr int kStopDecisions = 3;
 constexpr double kMinToothThreshold = 64 * kMiB;
 
 double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
@@ -37,10 +39,10 @@ LeakOptions ScaledLeakOptions(std::chrono::seconds base_window) {
   LeakOptions o;
   o.base_window = base_window;
   o.verdict_min_span = base_window * 120;
-  o.verdict_max_span = base_window * 420;
+  o.verdict_max_span = base_window * 360;
   o.stop_span = base_window * 8;
   o.clear_after = base_window * 720;
-  o.forecast_horizon = base_window * 4200;
+  o.forecast_horizon = base_window * 3600;
   return o;
 }
 
@@ -161,9 +163,13 @@ std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector
   r.sustained = Rises(points.first(half), share, options_.z_half, older_slope) &&
                 Rises(points.subspan(half), share, options_.z_half, newer_slope) && newest &&
                 newest->slope >= options_.half_share * slope->slope;
-  // Grew at one rate throughout: its halves agree.
-  r.steady = r.sustained && std::max(older_slope, newer_slope) <=
-                                options_.steady_ratio * std::min(older_slope, newer_slope);
+  // Grew at one rate throughout: its halves agree, by least squares (which,
+  // unlike Theil–Sen, sees a minority of faster points: a change of rate).
+  const auto older_ls = LeastSquaresSlope(points.first(half));
+  const auto newer_ls = LeastSquaresSlope(points.subspan(half));
+  r.steady =
+      r.sustained && older_ls && newer_ls && *older_ls > 0 && *newer_ls > 0 &&
+      std::max(*older_ls, *newer_ls) <= options_.steady_ratio * std::min(*older_ls, *newer_ls);
   return r;
 }
 
@@ -173,7 +179,12 @@ std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector
 bool LeakDetector::StillRising(const SpanResult& r) const {
   const double rate_bytes_per_s = r.estimate.rate_bytes_per_s;
   for (std::size_t i = 0; i < scales_.size(); ++i) {
-    if (!Usable(i)) continue;
+    // Windows of two teeth or more: a floor over fewer jitters by a tooth's
+    // height, which reads as growth stopping and starting again.
+    if (!Usable(i) || (i + 1 < scales_.size() &&
+                       scales_[i].floor.window_s() + kEpsilon < 2 * teeth_.longest_s())) {
+      continue;
+    }
     const FloorTracker& f = scales_[i].floor;
     const double span_s = std::max(Seconds(options_.stop_span), 4 * f.window_s());
     const std::vector<Point> all(f.points().begin(), f.points().end());
@@ -207,9 +218,11 @@ bool LeakDetector::FlatFor(double span_s) const {
   return rise < options_.min_rate_bytes_per_s * span_s;
 }
 
-// The scale the standing forecast was raised on has a newest floor below the
-// one it had then.
+// The scale the standing forecast was raised on is no longer usable (a tooth
+// longer than its window fell since) and its newest floor is below the one it
+// had then: what was forecast was the rising edge of that tooth.
 bool LeakDetector::FellBack() const {
+  if (Usable(raised_scale_)) return false;
   const auto& points = scales_[raised_scale_].floor.points();
   return !points.empty() && points.back().value < raised_floor_ - threshold_;
 }
@@ -247,8 +260,8 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // qualifies for a forecast or a verdict, and the evidence span of the
   // shortest that does.
   const SpanResult* growth = nullptr;
-  const SpanResult* steady = nullptr;
   const SpanResult* fallback = nullptr;
+  std::vector<const SpanResult*> steady;  // steady spans fit to give the rate
   std::optional<double> forecast_span_s, verdict_span_s;
   bool enough = false;
   for (std::size_t i = 0; i < scales_.size(); ++i) {
@@ -264,12 +277,11 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       if (!r.sustained) continue;
       if (growth == nullptr || r.span_s < growth->span_s - kEpsilon) growth = &r;
       const bool fresh = age_s <= std::max(Seconds(options_.stop_span), r.span_s / 16);
-      if (r.steady && smooth && fresh &&
-          (steady == nullptr || r.span_s > steady->span_s + kEpsilon)) {
-        steady = &r;
-      }
+      if (r.steady && smooth && fresh) steady.push_back(&r);
       const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
-      if (t && *t <= options_.urgency * r.span_s && *t <= Seconds(options_.forecast_horizon)) {
+      // A forecast needs growth at one rate, not a step on a slow rise.
+      if (r.steady && t && *t <= options_.urgency * r.span_s &&
+          *t <= Seconds(options_.forecast_horizon)) {
         forecast_span_s = std::min(forecast_span_s.value_or(r.span_s), r.span_s);
       }
       if (r.span_s + kEpsilon >= VerdictSpan(t)) {
@@ -277,8 +289,24 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       }
     }
   }
+  // The rate: the longest steady span that agrees (within steady_ratio) with
+  // the shortest ones (the median of the three shortest: how memory grows
+  // now); else the shortest span that grows.
+  std::sort(steady.begin(), steady.end(),
+            [](const SpanResult* a, const SpanResult* b) { return a->span_s < b->span_s; });
+  const SpanResult* rate = growth;
+  if (!steady.empty()) {
+    std::vector<double> newest;
+    for (std::size_t k = 0; k < steady.size() && k < 3; ++k) {
+      newest.push_back(steady[k]->estimate.rate_bytes_per_s);
+    }
+    const double now = Median(std::move(newest));
+    for (const SpanResult* r : steady) {
+      const double v = r->estimate.rate_bytes_per_s;
+      if (v <= options_.steady_ratio * now && now <= options_.steady_ratio * v) rate = r;
+    }
+  }
 
-  const SpanResult* rate = steady ? steady : growth;
   LeakEstimate next;
   if (const SpanResult* shown = rate ? rate : fallback) next = shown->estimate;
   next.suspected = estimate_.suspected;
@@ -288,7 +316,16 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   next.last_bytes = estimate_.last_bytes;
   next.peak_bytes = estimate_.peak_bytes;
   next.headroom_bytes = estimate_.headroom_bytes;
-  next.growing = growth != nullptr && StillRising(*rate);
+  // A stop (no span grows, or the newest floor is flat) is taken for real on
+  // the third decision in a row that sees it; until then the last rate holds.
+  const bool rising = growth != nullptr && StillRising(*rate);
+  stopped_ = rising ? 0 : stopped_ + 1;
+  next.growing = rising || (estimate_.growing && stopped_ < kStopDecisions);
+  if (next.growing && !rising) {
+    next.rate_bytes_per_s = estimate_.rate_bytes_per_s;
+    next.rate_low_bytes_per_s = estimate_.rate_low_bytes_per_s;
+    next.rate_high_bytes_per_s = estimate_.rate_high_bytes_per_s;
+  }
   const auto to_full = next.growing ? TimeToFull(next.rate_bytes_per_s) : std::nullopt;
   if (to_full) next.time_to_full = std::chrono::seconds(static_cast<long long>(*to_full));
   if (!growth && !fallback) next.floor_bytes = scales_.front().floor.points().back().value;
@@ -298,7 +335,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // A standing verdict or forecast is re-reported when the predicted time of
   // full has moved on two decisions in a row (one is noise).
   auto update = [&](LeakChange change) {
-    moved_ = rate && next.growing && Moved(*rate, t_s) ? moved_ + 1 : 0;
+    moved_ = rate && rising && Moved(*rate, t_s) ? moved_ + 1 : 0;
     if (moved_ < 2) return;
     moved_ = 0;
     Report(*rate, t_s);
@@ -313,7 +350,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     }
     return changes;
   }
-  if (verdict_span_s && next.growing) {
+  if (verdict_span_s && rising) {
     estimate_.suspected = true;
     estimate_.forecast = false;  // the verdict takes over
     estimate_.evidence = std::chrono::seconds(static_cast<long long>(*verdict_span_s));
@@ -325,8 +362,9 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     // It stands while the growth goes on and stays within the horizon; it is
     // cleared on evidence only, not while no usable scale has tested a span
     // yet (the teeth just ruled the finer ones out).
-    // Memory falling back below where the forecast was raised ends it at once:
-    // that was a tooth (the teeth may now rule out every scale with results).
+    // Memory falling back below where the forecast was raised, by a tooth
+    // that rules that scale out, ends it at once (the teeth may now rule out
+    // every scale with results).
     const bool holds = next.growing && to_full && *to_full <= Seconds(options_.forecast_horizon);
     if ((!holds && fallback != nullptr) || FellBack()) {
       estimate_.forecast = false;
@@ -335,7 +373,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     } else if (holds) {
       update(LeakChange::kForecastUpdated);
     }
-  } else if (forecast_span_s && next.growing) {
+  } else if (forecast_span_s && rising) {
     estimate_.forecast = true;
     estimate_.evidence = std::chrono::seconds(static_cast<long long>(*forecast_span_s));
     Report(*rate, t_s);

@@ -60,10 +60,10 @@ struct LeakOptions {
   double urgency = 25;       // a forecast needs T <= urgency × its span
   // ... and T within this: beyond it a verdict (at most verdict_max_span)
   // comes before 10 % of T has passed anyway.
-  std::chrono::seconds forecast_horizon{std::chrono::minutes(350)};
+  std::chrono::seconds forecast_horizon{std::chrono::minutes(300)};
   double verdict_urgency = 5;  // a verdict needs a span >= T / verdict_urgency, clamped to:
   std::chrono::seconds verdict_min_span{std::chrono::minutes(10)};
-  std::chrono::seconds verdict_max_span{std::chrono::minutes(35)};
+  std::chrono::seconds verdict_max_span{std::chrono::minutes(30)};
   std::chrono::seconds stop_span{40};  // the newest floor over this tells growth stopped
   std::chrono::seconds clear_after{std::chrono::minutes(60)};  // flat this long clears a verdict
   double update_share = 0.25;  // re-report when the predicted time of full moves this much
@@ -164,6 +164,7 @@ class LeakDetector {
   double reported_full_at_s_ = 0;  // predicted time of full when last reported (0: none)
   double reported_rate_ = 0;
   int moved_ = 0;         // decisions in a row on which the prediction moved
+  int stopped_ = 0;       // decisions in a row on which the growth seemed to stop
   double threshold_ = 0;  // of the tooth tracker, as of the newest sample
   // The floor of the finest usable scale when the standing forecast was raised.
   std::size_t raised_scale_ = 0;

@@ -27,6 +27,24 @@ double TieTerm(std::span<const Point> points, double tie_tolerance) {
 
 }  // namespace
 
+std::optional<double> LeastSquaresSlope(std::span<const Point> points) {
+  if (points.size() < 2) return std::nullopt;
+  double mt = 0, mv = 0;
+  for (const Point& p : points) {
+    mt += p.t_s;
+    mv += p.value;
+  }
+  mt /= static_cast<double>(points.size());
+  mv /= static_cast<double>(points.size());
+  double stt = 0, stv = 0;
+  for (const Point& p : points) {
+    stt += (p.t_s - mt) * (p.t_s - mt);
+    stv += (p.t_s - mt) * (p.value - mv);
+  }
+  if (!(stt > 0)) return std::nullopt;
+  return stv / stt;
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
   const std::size_t mid = values.size() / 2;

@@ -36,6 +36,9 @@ struct TrendTest {
 // `tie_tolerance` count as ties (neither up nor down).
 TrendTest MannKendall(std::span<const Point> points, double tie_tolerance = 0);
 
+// Ordinary least-squares slope; nullopt without two distinct times.
+std::optional<double> LeastSquaresSlope(std::span<const Point> points);
+
 // Median of the values (copy made); 0 for an empty input.
 double Median(std::vector<double> values);
 
