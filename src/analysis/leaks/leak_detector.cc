@@ -239,7 +239,14 @@ double LeakDetector::VerdictSpan(std::optional<double> time_to_full_s) const {
   return std::clamp(*time_to_full_s / options_.verdict_urgency, lo, hi);
 }
 
+// The prediction moved by more than update_share, and the rate reported last
+// is outside the ~95 % interval of the rate now: a move within the noise of
+// the estimate is not news.
 bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
+  if (reported_rate_ >= now.estimate.rate_low_bytes_per_s &&
+      reported_rate_ <= now.estimate.rate_high_bytes_per_s) {
+    return false;
+  }
   const auto t = TimeToFull(now.estimate.rate_bytes_per_s);
   if (t && reported_full_at_s_ > 0) {
     return std::fabs(t_s + *t - reported_full_at_s_) > options_.update_share * *t;
@@ -261,7 +268,8 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // shortest that does.
   const SpanResult* growth = nullptr;
   const SpanResult* fallback = nullptr;
-  std::vector<const SpanResult*> steady;  // steady spans fit to give the rate
+  std::vector<const SpanResult*> steady;   // steady spans fit to give the rate
+  const SpanResult* any_steady = nullptr;  // the longest steady span of all
   std::optional<double> forecast_span_s, verdict_span_s;
   bool enough = false;
   for (std::size_t i = 0; i < scales_.size(); ++i) {
@@ -278,6 +286,9 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       if (growth == nullptr || r.span_s < growth->span_s - kEpsilon) growth = &r;
       const bool fresh = age_s <= std::max(Seconds(options_.stop_span), r.span_s / 16);
       if (r.steady && smooth && fresh) steady.push_back(&r);
+      if (r.steady && (any_steady == nullptr || r.span_s > any_steady->span_s + kEpsilon)) {
+        any_steady = &r;
+      }
       const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
       // A forecast needs growth at one rate, not a step on a slow rise.
       if (r.steady && t && *t <= options_.urgency * r.span_s &&
@@ -291,16 +302,15 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   }
   // The rate: the longest steady span that agrees (within steady_ratio) with
   // the shortest ones (the median of the three shortest: how memory grows
-  // now); else the shortest span that grows.
+  // now; with fewer than three, the longest); else the longest steady span
+  // of any scale; else the shortest that grows (no update is made from it).
   std::sort(steady.begin(), steady.end(),
             [](const SpanResult* a, const SpanResult* b) { return a->span_s < b->span_s; });
-  const SpanResult* rate = growth;
-  if (!steady.empty()) {
-    std::vector<double> newest;
-    for (std::size_t k = 0; k < steady.size() && k < 3; ++k) {
-      newest.push_back(steady[k]->estimate.rate_bytes_per_s);
-    }
-    const double now = Median(std::move(newest));
+  const SpanResult* rate = !steady.empty() ? steady.back() : any_steady ? any_steady : growth;
+  if (steady.size() >= 3) {
+    const double now =
+        Median({steady[0]->estimate.rate_bytes_per_s, steady[1]->estimate.rate_bytes_per_s,
+                steady[2]->estimate.rate_bytes_per_s});
     for (const SpanResult* r : steady) {
       const double v = r->estimate.rate_bytes_per_s;
       if (v <= options_.steady_ratio * now && now <= options_.steady_ratio * v) rate = r;
@@ -335,7 +345,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // A standing verdict or forecast is re-reported when the predicted time of
   // full has moved on two decisions in a row (one is noise).
   auto update = [&](LeakChange change) {
-    moved_ = rate && rising && Moved(*rate, t_s) ? moved_ + 1 : 0;
+    moved_ = rate && rate->steady && rising && Moved(*rate, t_s) ? moved_ + 1 : 0;
     if (moved_ < 2) return;
     moved_ = 0;
     Report(*rate, t_s);
