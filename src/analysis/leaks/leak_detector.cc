@@ -179,14 +179,9 @@ std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector
 bool LeakDetector::StillRising(const SpanResult& r) const {
   const double rate_bytes_per_s = r.estimate.rate_bytes_per_s;
   for (std::size_t i = 0; i < scales_.size(); ++i) {
-    // Windows of two teeth or more: a floor over fewer jitters by a tooth's
-    // height, which reads as growth stopping and starting again.
-    if (!Usable(i) || (i + 1 < scales_.size() &&
-                       scales_[i].floor.window_s() + kEpsilon < 2 * teeth_.longest_s())) {
-      continue;
-    }
+    if (!Usable(i)) continue;
     const FloorTracker& f = scales_[i].floor;
-    const double span_s = std::max(Seconds(options_.stop_span), 4 * f.window_s());
+    const double span_s = std::max(Seconds(options_.stop_span), 3 * f.window_s());
     const std::vector<Point> all(f.points().begin(), f.points().end());
     const std::span<const Point> points = Recent(all, span_s - f.window_s() + kEpsilon);
     if (points.size() < 3) return true;
@@ -376,7 +371,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     // that rules that scale out, ends it at once (the teeth may now rule out
     // every scale with results).
     const bool holds = next.growing && to_full && *to_full <= Seconds(options_.forecast_horizon);
-    if ((!holds && fallback != nullptr) || FellBack()) {
+    if ((!holds && (fallback != nullptr || stopped_ >= kStopDecisions)) || FellBack()) {
       estimate_.forecast = false;
       moved_ = 0;
       changes.push_back(LeakChange::kForecastCleared);
