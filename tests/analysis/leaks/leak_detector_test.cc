@@ -238,8 +238,9 @@ TEST(LeakDetector, ScaledOptionsScaleEveryWindow) {
   const LeakOptions o = ScaledLeakOptions(seconds(10));
   EXPECT_EQ(o.base_window, seconds(10));
   EXPECT_EQ(o.verdict_min_span, minutes(20));
-  EXPECT_EQ(o.verdict_max_span, minutes(80));
+  EXPECT_EQ(o.verdict_max_span, minutes(60));
   EXPECT_EQ(o.stop_span, seconds(80));
+  EXPECT_EQ(o.forecast_horizon, minutes(600));
   EXPECT_EQ(o.clear_after, minutes(120));
 }
 
