@@ -23,8 +23,9 @@ void AddPipelineOptions(CLI::App& command, PipelineOptions& o) {
   command.add_flag("--allow-commands", o.allow_commands,
                    "Let rule actions run programs (`command:` actions)");
   command.add_option("--leak-window", o.leak_window,
-                     "Floor window of leak detection (default 5m; every other leak window "
-                     "scales with it, a verdict takes ~9 windows: docs/leaks.md)");
+                     "Finest floor window of leak detection (default 5s; every other leak "
+                     "window scales with it: docs/leaks.md). Rarely needed: warnings come as "
+                     "fast as the danger by default");
 }
 
 Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options, Warn warn) {
@@ -33,9 +34,9 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
   if (!options.leak_window.empty()) {
     auto window = ParseDuration(options.leak_window);
     if (!window) return window.error().WithContext("--leak-window");
-    if (*window < std::chrono::seconds(5) || *window > std::chrono::hours(6)) {
+    if (*window < std::chrono::seconds(1) || *window > std::chrono::hours(1)) {
       return Status::InvalidArgument(
-          fmt::format("--leak-window: {} is outside 5s .. 6h", options.leak_window));
+          fmt::format("--leak-window: {} is outside 1s .. 1h", options.leak_window));
     }
     p->leaks_ = leaks::LeakTracker(
         leaks::ScaledLeakOptions(std::chrono::duration_cast<std::chrono::seconds>(*window)));

@@ -28,7 +28,7 @@ struct PipelineOptions {
   std::string db;
   std::string rules;  // a rule file; empty: the built-in defaults
   bool allow_commands = false;
-  std::string leak_window;  // --leak-window: the leak detector's floor window ("" = 5m)
+  std::string leak_window;  // --leak-window: the leak detector's finest floor window ("" = 5s)
   std::string hostname;
   // Where `log` actions write (alerts as they fire and resolve); default stderr.
   std::function<void(std::string_view)> log;

@@ -232,6 +232,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   }
 
   JobSummary summary(args.command, started);
+  summary.SetLeakVerdictSpan((*pipeline)->leaks().options().verdict_min_span);
   report::ReportRecorder recorder;
   std::optional<MemoryGuard> guard;
   if (limit) guard.emplace(*limit, *grace);

@@ -145,6 +145,36 @@ TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {
   EXPECT_NE(jsonl.find("\"message\":\"step 2\""), std::string::npos);
 }
 
+TEST_F(RunFixture, FrameworkMemoryGrowingEveryStepIsALeakInTheSummary) {
+  // What gpuwatch.torch.TorchMonitor(every_n_steps=5) sends for a loop that
+  // keeps 8 MiB a step: 300 steps in well under a second, too short for any
+  // verdict over time, enough for one per step.
+  std::string lines;
+  for (long long step = 5; step <= 300; step += 5) {
+    lines += " \"mem framework=torch device=0 allocated=" +
+             std::to_string((1LL << 30) + (8LL << 20) * step) +
+             "\" \"mark step=" + std::to_string(step) + "\"";
+  }
+  const Out r =
+      Run("--json " + (dir_ / "report.json").string(), Job("job_client" + lines + "; sleep 0.3"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Report();
+  const std::string verdict = j["leak_verdict"];
+  EXPECT_EQ(verdict.rfind("leak suspected: torch allocated memory", 0), 0u) << verdict;
+  EXPECT_NE(verdict.find("grows 8.0 MiB per step"), std::string::npos) << verdict;
+  ASSERT_EQ(j["leaks"].size(), 1u) << j["leaks"];
+  EXPECT_EQ(j["leaks"][0]["kind"], "leak");
+  EXPECT_NE(r.err.find("leak_suspected"), std::string::npos) << "said while the job ran\n" << r.err;
+}
+
+TEST_F(RunFixture, AShortQuietJobIsTooShortForALeakVerdict) {
+  const Out r = Run("--json " + (dir_ / "report.json").string(), Job("sleep 0.5"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string verdict = Report()["leak_verdict"];
+  EXPECT_EQ(verdict.rfind("too short for a leak verdict: ", 0), 0u) << verdict;
+  EXPECT_NE(r.err.find("too short for a leak verdict"), std::string::npos) << r.err;
+}
+
 // The report's data, read back from the page (the page itself is checked in a
 // real browser by tests/browser/).
 nlohmann::json ReportData(const fs::path& html) {
@@ -208,7 +238,7 @@ TEST_F(RunFixture, BadInputFailsBeforeTheJobStarts) {
       {"--gpus 9", "there is no GPU 9"},
       {"--rules " + (dir_ / "missing.yaml").string(), "missing.yaml"},
       {"--report /nonexistent-dir/r.html", "--report: cannot write /nonexistent-dir/r.html"},
-      {"--leak-window 2s", "--leak-window: 2s is outside 5s .. 6h"},
+      {"--leak-window 500ms", "--leak-window: 500ms is outside 1s .. 1h"},
       {"--leak-window soon", "--leak-window: \"soon\" is not a duration"},
   };
   for (const auto& [options, why] : cases) {

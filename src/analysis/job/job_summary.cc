@@ -49,6 +49,7 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
     for (const auto& p : d.processes) {
       if (job_pids.count(p.pid) == 0) continue;
       used_by_job = true;
+      job_pids_.insert(p.pid);
       const Reading& mem = p.fields[FieldId::kProcessUsedMemoryBytes];
       const double bytes = mem.is_number() ? mem.number() : 0;
       job_bytes += bytes;
@@ -141,6 +142,13 @@ JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
   if (first_sample_) {
     r.sampled =
         std::chrono::duration_cast<std::chrono::milliseconds>(*last_sample_ - *first_sample_);
+  }
+  // Only the job's own: its processes, and the GPUs it used (a whole
+  // machine's recording: every GPU and process).
+  if (!every_device_) {
+    std::erase_if(r.leaks, [&](const JobLeak& l) {
+      return l.pid ? !job_pids_.contains(*l.pid) : !r.gpus.contains(l.gpu);
+    });
   }
   const auto verdict =
       std::find_if(r.leaks.begin(), r.leaks.end(), [](const JobLeak& l) { return l.verdict; });

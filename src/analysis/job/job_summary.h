@@ -49,7 +49,8 @@ struct JobLease {
 };
 
 // A leak verdict or out-of-memory forecast raised during the job, for one
-// series (a GPU's memory, or one process's); the newest of its events.
+// series (a GPU the job used, or one of the job's processes); the newest of
+// its events.
 struct JobLeak {
   int gpu = 0;
   std::optional<std::uint32_t> pid;
@@ -116,6 +117,7 @@ class JobSummary {
   bool every_device_ = false;
   std::chrono::seconds leak_verdict_span_{600};
   std::optional<std::chrono::system_clock::time_point> first_sample_, last_sample_;
+  std::set<std::uint32_t> job_pids_;  // every pid of the job seen on a GPU
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;
   std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <span>
 
 namespace gpuwatch::leaks {
@@ -120,31 +121,28 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
   const std::vector<Point> all(scale.floor.points().begin(), scale.floor.points().end());
   const double w = scale.floor.window_s();
   const double step = std::max(1.1, options_.span_step);
-  for (double span_s = options_.min_windows * w; span_s <= options_.max_windows * w + kEpsilon;
-       span_s *= step) {
-    auto r = TestSpan(all, w, span_s);
-    if (!r) break;  // longer spans have no more points than this one
-    if (!out.empty() && out.back().estimate.points == r->estimate.points) break;
-    out.push_back(std::move(*r));
+  std::size_t last = 0;
+  for (double windows = options_.min_windows; windows <= options_.max_windows + kEpsilon;
+       windows *= step) {
+    const auto n = static_cast<std::size_t>(std::lround(windows));
+    if (n == last) continue;
+    if (n > all.size()) break;  // longer spans have no more points than this one
+    last = n;
+    out.push_back(TestSpan(std::span<const Point>(all).last(n), w));
   }
   return out;
 }
 
-// Tests the floor points of the last `span_s` (covering all of it).
-std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector<Point>& all,
-                                                               double w, double span_s) const {
-  // n points of windows w cover (last - first) + one window, give or take a
-  // window: a point's time is when its window's minimum was seen.
-  const std::span<const Point> points = Recent(all, span_s - w + kEpsilon);
-  if (points.size() < 8) return std::nullopt;
+// Tests the newest floor points: one a window, so a span of n windows is the
+// last n points (counted, not cut by time: the time of a point is when its
+// window's minimum was seen, which jitters by up to a window).
+LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, double w) const {
   const double covered_s = points.back().t_s - points.front().t_s + w;
-  if (covered_s + w + kEpsilon < span_s) return std::nullopt;
-
-  const auto slope = TheilSen(points);
-  if (!slope) return std::nullopt;
-  const TrendTest trend = MannKendall(points);
   SpanResult r;
   r.span_s = covered_s;
+  const auto slope = TheilSen(points);
+  if (!slope) return r;
+  const TrendTest trend = MannKendall(points);
   LeakEstimate& e = r.estimate;
   e.rate_bytes_per_s = slope->slope;
   e.rate_low_bytes_per_s = slope->low;
@@ -167,9 +165,11 @@ std::optional<LeakDetector::SpanResult> LeakDetector::TestSpan(const std::vector
   // unlike Theil–Sen, sees a minority of faster points: a change of rate).
   const auto older_ls = LeastSquaresSlope(points.first(half));
   const auto newer_ls = LeastSquaresSlope(points.subspan(half));
-  r.steady =
-      r.sustained && older_ls && newer_ls && *older_ls > 0 && *newer_ls > 0 &&
-      std::max(*older_ls, *newer_ls) <= options_.steady_ratio * std::min(*older_ls, *newer_ls);
+  const bool both_grow = r.sustained && older_ls && newer_ls && *older_ls > 0 && *newer_ls > 0;
+  const double ratio = both_grow ? std::max(*older_ls, *newer_ls) / std::min(*older_ls, *newer_ls)
+                                 : std::numeric_limits<double>::infinity();
+  r.steady = ratio <= options_.steady_ratio;
+  r.even = ratio <= options_.verdict_ratio;
   return r;
 }
 
@@ -290,7 +290,9 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
           *t <= Seconds(options_.forecast_horizon)) {
         forecast_span_s = std::min(forecast_span_s.value_or(r.span_s), r.span_s);
       }
-      if (r.span_s + kEpsilon >= VerdictSpan(t)) {
+      // A verdict needs growth all through its span: halves within
+      // verdict_ratio (a warm-up or steps that stopped grew in one half only).
+      if (r.even && r.span_s + kEpsilon >= VerdictSpan(t)) {
         verdict_span_s = std::min(verdict_span_s.value_or(r.span_s), r.span_s);
       }
     }

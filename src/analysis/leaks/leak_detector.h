@@ -36,6 +36,7 @@
 #include <cstddef>
 #include <deque>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "analysis/leaks/floor_tracker.h"
@@ -61,7 +62,7 @@ struct LeakOptions {
   // ... and T within this: beyond it a verdict (at most verdict_max_span)
   // comes before 10 % of T has passed anyway.
   std::chrono::seconds forecast_horizon{std::chrono::minutes(300)};
-  double verdict_urgency = 5;  // a verdict needs a span >= T / verdict_urgency, clamped to:
+  double verdict_urgency = 4;  // a verdict needs a span >= T / verdict_urgency, clamped to:
   std::chrono::seconds verdict_min_span{std::chrono::minutes(10)};
   std::chrono::seconds verdict_max_span{std::chrono::minutes(30)};
   std::chrono::seconds stop_span{40};  // the newest floor over this tells growth stopped
@@ -71,6 +72,9 @@ struct LeakOptions {
   // ratio of each other): long enough to average a sawtooth, steps and bursts
   // out, short enough to follow a change of rate.
   double steady_ratio = 1.5;
+  // A verdict's span must have grown in both halves at rates within this of
+  // each other (least squares): growth that stopped grew in one half only.
+  double verdict_ratio = 4;
   std::size_t history_points = 136;  // per scale: the 64-window spans stay unmerged
 };
 
@@ -135,14 +139,14 @@ class LeakDetector {
     double span_s = 0;
     bool sustained = false;
     bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
+    bool even = false;    // ... within verdict_ratio
   };
   struct Scale {
     FloorTracker floor;
     std::vector<SpanResult> results;  // of the last closed window, shortest span first
   };
   std::vector<SpanResult> TestSpans(const Scale& scale) const;
-  std::optional<SpanResult> TestSpan(const std::vector<Point>& all, double window_s,
-                                     double span_s) const;
+  SpanResult TestSpan(std::span<const Point> points, double window_s) const;
   bool Usable(std::size_t scale) const;
   bool StillRising(const SpanResult& r) const;
   bool FellBack() const;

@@ -71,6 +71,7 @@ class LeakTracker {
   std::vector<LeakReport> Reports() const;
   std::optional<LeakReport> Report(const Subject& subject) const;
   std::size_t tracked() const { return detectors_.size(); }
+  const LeakOptions& options() const { return options_; }
 
  private:
   struct Tracked {
