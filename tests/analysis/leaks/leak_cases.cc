@@ -105,6 +105,30 @@ std::vector<LeakCase> Leaks() {
        .true_rate_mib_per_min = 120,
        .growth = Every(15 * kMinute, 15 * kMinute, 20, 5),
        .cycle_s = 1.73},
+      // Recorded on an NVIDIA H200 (tests/gpu/run_issue12_h200.sh, torch 2.11):
+      // four jobs of tests/gpu/leak_jobs.py on one GPU under a default
+      // `gpuwatch watch --jsonl`, 1 s samples; each case keeps one of the two
+      // leaking pids and takes the other's memory out of the device's figures
+      // (as if it had not run; the recording's own events are left out).
+      {.name = "h200_leak_fast",
+       .what = "H200: 48 MiB a 0.5 s step (5.6 GiB/min) beside a 60 s cache warm-up and an "
+               "empty_cache sawtooth",
+       .source = CaseSource::kRecording,
+       .duration_s = 259,
+       .leaking_pid = 1154,
+       .leak_start_s = 14.9,
+       .true_rate_mib_per_min = 48 * 120,
+       .growth = {{0, 73}},
+       .cycle_s = 5},
+      {.name = "h200_leak_late",
+       .what = "H200: 16 MiB a 0.5 s step (1.9 GiB/min) from 30 s, beside the same jobs",
+       .source = CaseSource::kRecording,
+       .duration_s = 259,
+       .leaking_pid = 1147,
+       .leak_start_s = 42.9,
+       .true_rate_mib_per_min = 16 * 120,
+       .growth = {{0, 73}},
+       .cycle_s = 5},
       {.name = "leak_linear",
        .what = "100 MiB/min under a 3 GiB sawtooth, healthy pid beside it",
        .duration_s = 4 * kHour,

@@ -257,6 +257,16 @@ Score ScoreCase(const LeakCase& c, const Trace& trace) {
     }
     return false;
   };
+  // While labelled growth that is not the leak goes on (a warm-up beside it),
+  // the device's series grows by both: its reports are true, but their rate
+  // is not the leak's, so they are not judged for their forecast.
+  auto shared = [&](const SeriesKey& k, double t) {
+    if (k.pid) return false;
+    for (const Episode& g : c.growth) {
+      if (t >= g.start_s && t <= g.end_s) return true;
+    }
+    return false;
+  };
 
   struct Raised {
     double raised_s;
@@ -293,7 +303,7 @@ Score ScoreCase(const LeakCase& c, const Trace& trace) {
         s.change_report = report;
         s.change_report->delay_s = t - c.rate_changes.back().at_s;
       }
-      if (!settling(t)) {
+      if (!settling(t) && !shared(key, t)) {
         ++s.reports;
         if (!error) {
           ++s.reports_without_forecast;

@@ -238,6 +238,15 @@ TEST(LeakScenario, LeakUnderEvaluationPhasesIsWarnedWithinBudget) {
   ExpectLeakTargets(RunNamed("leak_eval_spikes"));
 }
 
+// Recorded on an H200: two real torch leaks beside a cache warm-up and an
+// empty_cache sawtooth, each warned in time with an exact forecast.
+TEST(LeakScenario, RecordedFastTorchLeakOnAnH200IsWarnedWithinBudget) {
+  ExpectLeakTargets(RunNamed("h200_leak_fast"));
+}
+TEST(LeakScenario, RecordedLateTorchLeakOnAnH200IsWarnedWithinBudget) {
+  ExpectLeakTargets(RunNamed("h200_leak_late"));
+}
+
 // Quiet work.
 
 TEST(LeakScenario, LongPeriodSawtoothRaisesNoVerdictAndClearsItsForecasts) {
