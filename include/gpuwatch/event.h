@@ -28,10 +28,10 @@ struct Event {
     kAlertResolved,
     kLeakSuspected,
     kLeakCleared,
-    kLeakUpdated,          // a standing leak's rate or time to OOM moved by more than a quarter
-    kOomForecast,          // memory grows fast enough to fill the GPU soon (raised or updated)
-    kOomForecastCleared,   // that growth stopped
-    kDiagnosis,  // pre-allocation, starved GPU, throttling
+    kLeakUpdated,         // a standing leak's rate or time to OOM moved by more than a quarter
+    kOomForecast,         // memory grows fast enough to fill the GPU soon (raised or updated)
+    kOomForecastCleared,  // that growth stopped
+    kDiagnosis,           // pre-allocation, starved GPU, throttling
     kDeviceLost,
     kDeviceBack,
     kProcessStarted,
@@ -47,7 +47,7 @@ struct Event {
   std::optional<double> value;  // the value that triggered it, in the field's base unit
   // Leak and forecast events: when the GPU is full at the growth they report.
   std::optional<std::chrono::seconds> time_to_full;
-  std::string message;          // one line a person can act on
+  std::string message;  // one line a person can act on
 };
 
 std::string_view EventKindName(Event::Kind k);  // "alert_firing", ...
