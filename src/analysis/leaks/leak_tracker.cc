@@ -85,6 +85,7 @@ void LeakTracker::Feed(std::chrono::system_clock::time_point time, const Subject
 
 std::vector<Event> LeakTracker::Observe(const Snapshot& snapshot) {
   std::vector<Event> events;
+  if (snapshot.stale) return events;  // the watchdog's copy of the last one: nothing new
   std::set<int> healthy;
   std::set<Subject> seen;
   for (const DeviceSample& d : snapshot.devices) {

@@ -202,6 +202,14 @@ TEST(LeakTracker, KeepsProcessesOfALostDevice) {
   EXPECT_TRUE(tracker.Report(Subject{0, ProcessKey{5, 1}, {}}));
 }
 
+TEST(LeakTracker, AStaleSnapshotIsNotASample) {
+  LeakTracker tracker;
+  Snapshot s = At(0, {Device(0, 80 * kGiB, {Proc(5, 1, kGiB)})});
+  s.stale = true;
+  EXPECT_TRUE(tracker.Observe(s).empty());
+  EXPECT_EQ(tracker.tracked(), 0u) << "a hung driver's repeated snapshot feeds no series";
+}
+
 TEST(LeakTracker, SkipsProcessesWithoutAMemoryReading) {
   LeakTracker tracker;
   tracker.Observe(At(0, {Device(0, 80 * kGiB, {Proc(5, 1, std::nullopt)})}));
