@@ -18,17 +18,22 @@
 // With the time to full T = headroom / rate (headroom = the device's free
 // memory at its recent peak, as the caller gives it: OOM strikes at the top
 // of the sawtooth of every process on the device):
-//  - a *forecast* (OOM soon) is raised when some span of length L shows
-//    sustained growth with T <= urgency × L (and stands while T <= 2 ×
-//    urgency × L, so it does not flap) and T <= forecast_horizon, and the
-//    newest floor of the finest usable scale, over max(stop_span, L / 8),
-//    still rises (so it clears within about that of the growth stopping);
-//  - a *leak verdict* needs sustained growth over L >= clamp(T /
-//    verdict_urgency, verdict_min_span, verdict_max_span): longer than any
-//    warm-up, and at most verdict_max_span for slow leaks. It is cleared only
-//    when no span shows growth and the floor of the last clear_after is flat.
-// A standing forecast or verdict is updated when its predicted time of full
-// moves by more than a quarter. docs/leaks.md explains the defaults.
+//  - a *forecast* (OOM soon) is raised when some steady span (halves within
+//    steady_ratio) of length L shows sustained growth with T <= urgency × L
+//    and T <= forecast_horizon, while the newest floor of the finest usable
+//    scale (over max(stop_span, 3 windows)) still rises. It stands while the
+//    growth goes on within the horizon; a stop is taken for real on the third
+//    decision that sees it, and a tooth that rules the forecast's scale out
+//    and takes memory back below where it was raised ends it at once;
+//  - a *leak verdict* needs sustained growth, with halves within
+//    verdict_ratio, over L >= clamp(T / verdict_urgency, verdict_min_span,
+//    verdict_max_span): longer than any warm-up, and at most verdict_max_span
+//    for slow leaks. It is cleared only when no span shows growth and the
+//    floor of the last clear_after is flat.
+// The rate reported is that of the longest steady span that agrees with the
+// shortest ones. A standing forecast or verdict is updated when its predicted
+// time of full moves by more than a quarter and the rate it gave is outside
+// the new rate's ~95 % interval. docs/leaks.md explains the defaults.
 // Not thread-safe; one owner.
 #pragma once
 
