@@ -100,7 +100,8 @@ std::vector<Event> LeakTracker::Observe(const Snapshot& snapshot) {
       while (dev.peaks.front().first < snapshot.time - kPeakWindow) dev.peaks.pop_front();
       dev.total_bytes = total.number();
       dev.free_bytes = total.number() - dev.peaks.front().second;
-      dev.processes = d.processes;
+      dev.start_ticks.clear();
+      for (const ProcessSample& p : d.processes) dev.start_ticks[p.pid] = p.host.start_ticks;
     } else {
       devices_.erase(d.index);
     }
@@ -161,8 +162,8 @@ std::vector<Event> LeakTracker::ObserveFramework(std::chrono::system_clock::time
   Subject s{gpu, std::nullopt, framework};
   if (pid) {
     if (auto d = devices_.find(gpu); d != devices_.end()) {
-      for (const ProcessSample& p : d->second.processes) {
-        if (p.pid == *pid) s.process = ProcessKey{p.pid, p.host.start_ticks};
+      if (auto it = d->second.start_ticks.find(*pid); it != d->second.start_ticks.end()) {
+        s.process = ProcessKey{*pid, it->second};
       }
     }
   }

@@ -88,7 +88,7 @@ class LeakTracker {
     double free_bytes = 0;  // total - the highest used of the last kPeakWindow
     // Used bytes of the last kPeakWindow, decreasing: the front is the highest.
     std::deque<std::pair<std::chrono::system_clock::time_point, double>> peaks;
-    std::vector<ProcessSample> processes;  // pid -> start ticks, for framework reports
+    std::map<std::uint32_t, std::uint64_t> start_ticks;  // by pid: who sends framework reports
   };
   Tracked& Track(const Subject& subject);
   void Feed(std::chrono::system_clock::time_point time, const Subject& subject, double bytes,
