@@ -1,6 +1,8 @@
-// Parsing the units people type: durations ("500ms", "30s", "5m", "2h", "1d")
-// and sizes ("512MiB", "8GiB", "1.5TiB", "80GB", plain bytes). Errors name the
-// text and what is accepted.
+// Parsing the units people type: durations ("500ms", "30s", "5m", "2h", "1d";
+// a bare number is seconds) and sizes ("512MiB", "8GiB", "1.5TiB", "80GB",
+// "4096B"; a bare number other than 0 is refused: is "40" bytes or GiB?).
+// Numbers are plain decimals: no signs, exponents, "nan" or "inf". Errors name
+// the text and what is accepted.
 #pragma once
 
 #include <chrono>
@@ -10,6 +12,10 @@
 #include "gpuwatch/status.h"
 
 namespace gpuwatch {
+
+// The longest duration ParseDuration accepts: longer is a typo, and any
+// steady_clock time plus it stays far from overflowing.
+inline constexpr std::chrono::milliseconds kLongestDuration = std::chrono::hours(24 * 365);
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 Result<std::uint64_t> ParseSize(std::string_view text);

@@ -4,8 +4,12 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "cli/context.h"
+#include "gpuwatch/status.h"
 
 namespace gpuwatch::cli {
 
@@ -20,8 +24,19 @@ Runner AddReportCommand(CLI::App& app, const CommonArgs& common);
 Runner AddServeCommand(CLI::App& app, const CommonArgs& common);
 Runner AddSelectCommand(CLI::App& app, const CommonArgs& common);
 
-// Rewrites nvidia-smi's multi-letter single-dash options (-lms) to their long
-// gpuwatch spelling before CLI11 sees them.
-std::vector<std::string> NormalizeArgs(int argc, char** argv);
+// The command line as CLI11 gets it, and what it must not see.
+struct Arguments {
+  std::vector<std::string> options;  // for CLI11, in order
+  // Everything after the first "--", untouched: a job's argv (`run`). CLI11
+  // would let an option with an optional value (`--wait [TIMEOUT]`) swallow
+  // the "--" and then parse the job's own options ("--lr") as gpuwatch's.
+  std::optional<std::vector<std::string>> command;
+};
+
+// Splits argv at the first "--" and rewrites nvidia-smi's multi-letter
+// single-dash options (-lms) to their long gpuwatch spelling. A long option
+// with nothing after its '=' ("--query-gpu=") is an InvalidArgument naming
+// it: CLI11 would take the next argument as its value.
+Result<Arguments> NormalizeArgs(int argc, char** argv);
 
 }  // namespace gpuwatch::cli

@@ -8,6 +8,7 @@
 
 #include "backends/nvml/nvml_backend.h"
 #include "backends/replay/replay_backend.h"
+#include "core/text_file.h"
 
 namespace gpuwatch::cli {
 namespace fs = std::filesystem;
@@ -110,6 +111,12 @@ Result<Source> OpenSource(const CommonArgs& args) {
   std::string demo_host_proc;
   Source source;
   if (args.demo || !args.scenario.empty()) {
+    if (!args.scenario.empty()) {
+      // The fake library reads it inside nvmlInit: a FIFO would block there.
+      if (Status s = CheckTextFile(args.scenario); !s.ok()) {
+        return Status::InvalidArgument(s.message()).WithContext("--scenario");
+      }
+    }
     auto assets = FindDemoAssets(args.scenario, args.demo_dir);
     if (!assets) return assets.error();
     // The fake library reads its scenario from the environment at nvmlInit;

@@ -5,7 +5,9 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gpuwatch/backend.h"
 #include "host/process_resolver.h"
@@ -25,6 +27,9 @@ struct CommonArgs {
   // Not an option: an embedder opens sources one after another in one
   // process, so NVML is shut down with each (commands end with the process).
   bool shutdown_nvml_on_close = false;
+  // Not an option: what followed the first "--" on the command line (the job
+  // of `run`), kept from CLI11 (NormalizeArgs); nullopt when there was no "--".
+  std::optional<std::vector<std::string>> command;
 };
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);

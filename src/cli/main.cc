@@ -1,4 +1,5 @@
 // gpuwatch: dispatches to the commands; nothing else lives here.
+#include <algorithm>
 #include <exception>
 #include <iostream>
 
@@ -19,13 +20,22 @@ int main(int argc, char** argv) {
                               AddWatchCommand(app, common),  AddRunCommand(app, common),
                               AddReportCommand(app, common), AddServeCommand(app, common),
                               AddSelectCommand(app, common)};
-    std::vector<std::string> args = NormalizeArgs(argc, argv);
-    std::reverse(args.begin(), args.end());  // CLI11 takes them in reverse
+    auto args = NormalizeArgs(argc, argv);
+    if (!args) {
+      std::cerr << "gpuwatch: " << args.error().message() << "\n";
+      return kExitUsage;
+    }
+    common.command = std::move(args->command);
+    std::reverse(args->options.begin(), args->options.end());  // CLI11 takes them in reverse
     try {
-      app.parse(args);
+      app.parse(args->options);
     } catch (const CLI::ParseError& e) {
       const int code = app.exit(e);
       return code == 0 ? kExitOk : kExitUsage;
+    }
+    if (common.command && !common.command->empty() && !app.got_subcommand("run")) {
+      std::cerr << "gpuwatch: only `gpuwatch run` takes a command after --\n";
+      return kExitUsage;
     }
     for (const auto& run : runners) {
       if (const int code = run(); code >= 0) return code;

@@ -45,7 +45,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
   parse.allow_commands = options.allow_commands;
   Result<rules::RuleSet> set = options.rules.empty() ? Result<rules::RuleSet>(rules::BuiltinRules())
                                                      : rules::LoadRuleFile(options.rules, parse);
-  if (!set) return set.error();
+  if (!set) return set.error().WithContext("--rules");
   rules::ActionRunnerOptions action_options;
   action_options.allow_commands = options.allow_commands;
   if (options.log) action_options.log = options.log;

@@ -10,6 +10,7 @@
 #include "cli/device_filter.h"
 #include "cli/signals.h"
 #include "export/smi_format.h"
+#include "gpuwatch/units.h"
 #include "sampler/collect.h"
 
 namespace gpuwatch::cli {
@@ -18,10 +19,13 @@ namespace {
 struct QueryArgs {
   std::string gpu_fields;
   std::string app_fields;
+  CLI::Option* gpu_option = nullptr;  // given, even with an empty value
+  CLI::Option* app_option = nullptr;
   std::string format = "csv";
   std::string id;
-  double loop_s = 0;
-  long loop_ms = 0;
+  std::string loop;  // -l: a duration, plain numbers are seconds as in nvidia-smi
+  CLI::Option* loop_ms_option = nullptr;
+  long long loop_ms = 0;
   bool help_gpu = false;
 };
 
@@ -31,10 +35,44 @@ int Fail(const std::string& message, int code, bool blank_line = true) {
   return code;
 }
 
+// The time between rounds: -l (ParseDuration, more than 0) or -lms; zero
+// without either.
+Result<std::chrono::milliseconds> LoopPeriod(const QueryArgs& args) {
+  if (args.loop_ms_option->count() > 0) {
+    if (args.loop_ms <= 0 || args.loop_ms > kLongestDuration.count()) {
+      return Status::InvalidArgument(fmt::format("--loop-ms {}: expected 1 to {} milliseconds",
+                                                 args.loop_ms, kLongestDuration.count()));
+    }
+    return std::chrono::milliseconds(args.loop_ms);
+  }
+  if (args.loop.empty()) return std::chrono::milliseconds(0);
+  auto period = ParseDuration(args.loop);
+  if (!period) return period.error().WithContext("-l/--loop");
+  if (period->count() <= 0) {
+    return Status::InvalidArgument(fmt::format(
+        "-l/--loop \"{}\": the interval must be more than 0 (e.g. -l 5 or -l 500ms)", args.loop));
+  }
+  return period;
+}
+
 int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   if (args.help_gpu) {
     std::cout << smi::HelpQueryGpu();
     return kExitOk;
+  }
+  struct FieldList {
+    const CLI::Option* option;
+    const std::string& fields;
+    std::string_view example;
+  };
+  for (const FieldList& l : {FieldList{args.gpu_option, args.gpu_fields, "index,memory.used"},
+                             FieldList{args.app_option, args.app_fields, "pid,used_memory"}}) {
+    if (l.option->count() > 0 && l.fields.empty()) {
+      return Fail(fmt::format("gpuwatch query: {} is empty: name the fields to query, e.g. {}={} "
+                              "(--help-query-gpu lists the GPU fields)",
+                              l.option->get_name(), l.option->get_name(), l.example),
+                  kExitUsage, false);
+    }
   }
   const bool apps = !args.app_fields.empty();
   if (apps == !args.gpu_fields.empty()) {
@@ -46,8 +84,9 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   if (!format) return Fail(format.error().message(), kExitUsage, false);
   auto columns = apps ? smi::ParseAppFields(args.app_fields) : smi::ParseGpuFields(args.gpu_fields);
   if (!columns) return Fail(columns.error().message(), kExitUsage);
-  if (args.loop_s < 0 || args.loop_ms < 0)
-    return Fail("gpuwatch query: the loop interval must be positive", kExitUsage);
+  auto loop = LoopPeriod(args);
+  if (!loop) return Fail("gpuwatch query: " + loop.error().message(), kExitUsage, false);
+  const std::chrono::milliseconds period = *loop;
 
   auto source = OpenSource(common);
   if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
@@ -64,8 +103,6 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   collect.processes = apps;
   collect.mig = false;
 
-  std::chrono::milliseconds period(args.loop_ms > 0 ? args.loop_ms
-                                                    : static_cast<long>(args.loop_s * 1000));
   if (period.count() > 0) {
     CatchSignals();
   }
@@ -106,33 +143,23 @@ Runner AddQueryCommand(CLI::App& app, const CommonArgs& common) {
   auto args = std::make_shared<QueryArgs>();
   CLI::App* q = app.add_subcommand(
       "query", "nvidia-smi compatible queries (--query-gpu, --query-compute-apps)");
-  q->add_option("--query-gpu", args->gpu_fields,
-                "Comma-separated GPU fields (see --help-query-gpu)");
-  q->add_option("--query-compute-apps", args->app_fields,
-                "Comma-separated compute-app fields: timestamp, gpu_name, gpu_bus_id, gpu_serial, "
-                "gpu_uuid, pid, process_name, used_gpu_memory");
+  args->gpu_option = q->add_option("--query-gpu", args->gpu_fields,
+                                   "Comma-separated GPU fields (see --help-query-gpu)");
+  args->app_option = q->add_option(
+      "--query-compute-apps", args->app_fields,
+      "Comma-separated compute-app fields: timestamp, gpu_name, gpu_bus_id, gpu_serial, "
+      "gpu_uuid, pid, process_name, used_gpu_memory");
   q->add_option("--format", args->format, "csv[,noheader][,nounits]");
   q->add_option("-i,--id", args->id, "GPUs: indices, UUIDs or PCI bus ids, comma-separated");
-  q->add_option("-l,--loop", args->loop_s, "Repeat every SEC seconds until interrupted");
-  q->add_option("--loop-ms", args->loop_ms, "Repeat every MS milliseconds (also -lms)");
+  q->add_option("-l,--loop", args->loop,
+                "Repeat every SEC seconds (or a duration: 500ms, 5m) until interrupted");
+  args->loop_ms_option =
+      q->add_option("--loop-ms", args->loop_ms, "Repeat every MS milliseconds (also -lms)");
   q->add_flag("--help-query-gpu", args->help_gpu, "List the --query-gpu fields gpuwatch supports");
   return [q, &common, args]() -> int {
     if (!q->parsed()) return -1;
     return RunQuery(common, *args);
   };
-}
-
-std::vector<std::string> NormalizeArgs(int argc, char** argv) {
-  std::vector<std::string> out;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-lms")
-      a = "--loop-ms";
-    else if (a.starts_with("-lms="))
-      a = "--loop-ms=" + a.substr(5);
-    out.push_back(std::move(a));
-  }
-  return out;
 }
 
 }  // namespace gpuwatch::cli

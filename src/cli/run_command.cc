@@ -2,7 +2,8 @@
 // process tree on every GPU; report alerts and diagnoses while it runs, stop
 // it at its --memory-limit, and print a summary (and write --json) when it
 // ends. The exit status is the job's; SIGINT/SIGTERM/SIGHUP/SIGQUIT sent to
-// gpuwatch are forwarded to the job's process group.
+// gpuwatch are forwarded to the job's process group. Without a usable driver
+// the job still runs, unmonitored, after one warning (--require-gpu refuses).
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -14,6 +15,8 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
+#include <thread>
 
 #include "analysis/job/job_summary.h"
 #include "analysis/job/memory_guard.h"
@@ -44,6 +47,7 @@ struct RunArgs {
   std::string json;
   std::string report;
   bool quiet = false;
+  bool require_gpu = false;
   std::vector<std::string> command;
 };
 
@@ -52,8 +56,8 @@ int Usage(const std::string& message) {
   return kExitUsage;
 }
 
-// "0,2" or UUIDs, checked against the GPUs there are.
-Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
+// "0,2" or UUIDs, checked against the GPUs there are (when they are known).
+Result<std::string> VisibleDevices(const std::string& spec, std::optional<int> device_count) {
   std::string out;
   std::size_t start = 0;
   while (start <= spec.size()) {
@@ -63,9 +67,12 @@ Result<std::string> VisibleDevices(const std::string& spec, int device_count) {
     if (item.empty())
       return Status::InvalidArgument(fmt::format("--gpus \"{}\": empty entry", spec));
     const bool index = item.find_first_not_of("0123456789") == std::string::npos;
-    if (index && std::stoul(item) >= static_cast<unsigned long>(device_count)) {
+    if (index && item.size() > 4) {
+      return Status::InvalidArgument(fmt::format("--gpus: there is no GPU {}", item));
+    }
+    if (index && device_count && std::stoul(item) >= static_cast<unsigned long>(*device_count)) {
       return Status::InvalidArgument(
-          fmt::format("--gpus: there is no GPU {} (this machine has {})", item, device_count));
+          fmt::format("--gpus: there is no GPU {} (this machine has {})", item, *device_count));
     }
     if (!index && !(item.starts_with("GPU-") || item.starts_with("MIG-"))) {
       return Status::InvalidArgument(
@@ -93,9 +100,43 @@ Result<std::optional<int>> AutoCount(const std::string& spec) {
   return std::optional<int>(static_cast<int>(v));
 }
 
+// Why OpenSource failed, on one line and without its advice.
+std::string OneLineReason(const Status& why) {
+  constexpr std::string_view kAdvice = "\nRun `gpuwatch doctor`";  // added by OpenSource
+  const std::string& m = why.message();
+  std::string reason;
+  for (std::size_t i = 0; i < m.size() && m.compare(i, kAdvice.size(), kAdvice) != 0; ++i) {
+    if (m[i] != '\n') {
+      reason += m[i];
+      continue;
+    }
+    while (i + 1 < m.size() && m[i + 1] == ' ') ++i;
+    reason += ' ';
+  }
+  if (!reason.empty() && reason.back() != '.') reason += '.';
+  return reason;
+}
+
+// The one line said when the job runs without GPU monitoring: why, and what
+// is lost.
+std::string UnmonitoredWarning(const std::string& reason) {
+  return fmt::format(
+      "gpuwatch run: warning: the job runs without GPU monitoring (no GPU samples, alerts, leak "
+      "checks or --memory-limit): {} Run `gpuwatch doctor` for a diagnosis; add --require-gpu to "
+      "refuse to start instead.",
+      reason);
+}
+
 int RunRun(const CommonArgs& common, RunArgs args) {
   if (!common.replay.empty())
     return Usage("--replay plays a recording; a job needs the GPUs themselves");
+  if (common.command) {
+    if (!args.command.empty()) {
+      return Usage(fmt::format("\"{}\" comes before the --: put the whole command after it",
+                               args.command.front()));
+    }
+    args.command = *common.command;  // exactly what follows the first "--"
+  }
   if (args.command.empty())
     return Usage("give the command to run after --, e.g. gpuwatch run -- python train.py");
   auto interval = ParseDuration(args.interval);
@@ -154,10 +195,24 @@ int RunRun(const CommonArgs& common, RunArgs args) {
         "--wait choose GPUs: use them with --gpus auto:N");
   }
 
+  // A monitor never stands between a job and its GPUs: without a usable
+  // driver the job runs unmonitored, unless the user asked otherwise. Choosing
+  // and leasing GPUs (auto:N) cannot be done without one.
   auto source = OpenSource(common);
+  std::string unmonitored;  // why, when the job runs without GPU monitoring
   if (!source) {
-    std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return ExitStatusFor(source.error());
+    const bool usage = source.error().code() == Status::Code::kInvalidArgument;
+    if (usage || args.require_gpu || claim) {
+      if (claim && !usage && !args.require_gpu) {
+        std::cerr << "gpuwatch run: --gpus " << args.gpus
+                  << " chooses and leases GPUs through the driver, which is not usable; name the "
+                     "GPUs (--gpus 0,1) to run the job unmonitored\n";
+      }
+      std::cerr << "gpuwatch: " << source.error().message() << "\n";
+      return ExitStatusFor(source.error());
+    }
+    unmonitored = OneLineReason(source.error());
+    std::cerr << UnmonitoredWarning(unmonitored) << "\n";  // said even with --quiet
   }
   std::map<std::string, std::string> env;
   CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
@@ -189,7 +244,8 @@ int RunRun(const CommonArgs& common, RunArgs args) {
                                 DeviceList(outcome->choice, false), outcome->ticket));
     }
   } else if (!args.gpus.empty()) {
-    auto visible = VisibleDevices(args.gpus, source->backend->DeviceCount());
+    auto visible = VisibleDevices(
+        args.gpus, source ? std::optional(source->backend->DeviceCount()) : std::nullopt);
     if (!visible) return Usage(visible.error().message());
     // CUDA numbers GPUs fastest-first unless told to use PCI order, which is NVML's.
     env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
@@ -208,19 +264,21 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     return kExitFailure;
   }
   env["GPUWATCH_SOCKET"] = (*socket)->path();
-  const std::string demo_scenario = source->demo_scenario;
-  if (!source->demo_scenario.empty())
-    terminal.Line("DEMO: simulated GPUs (" + source->demo_scenario + ")");
+  const std::string demo_scenario = source ? source->demo_scenario : std::string();
+  if (!demo_scenario.empty()) terminal.Line("DEMO: simulated GPUs (" + demo_scenario + ")");
   const std::filesystem::path proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;
 
-  SamplerOptions options;
-  options.interval = *interval;
-  Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
-  sampler.Start();
+  std::optional<Sampler> sampler;  // none: unmonitored
+  if (source) {
+    SamplerOptions options;
+    options.interval = *interval;
+    sampler.emplace(std::move(source->backend), std::move(source->resolver), options);
+    sampler->Start();
+  }
   const auto started = std::chrono::system_clock::now();
   auto child = ChildProcess::Spawn(args.command, env);
   if (!child) {
-    sampler.Stop();
+    if (sampler) sampler->Stop();
     std::cerr << "gpuwatch run: " << child.error().message() << "\n";
     return 127;
   }
@@ -254,7 +312,12 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       child->Signal(sig);
       if (!args.quiet) terminal.Line(fmt::format("forwarded signal {} to the job", sig));
     }
-    auto snap = sampler.WaitNewer(last, std::chrono::milliseconds(50));
+    std::shared_ptr<const Snapshot> snap;
+    if (sampler) {
+      snap = sampler->WaitNewer(last, std::chrono::milliseconds(50));
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
     status = child->Poll();
     std::vector<Event> job_events;
     for (auto& m : (*socket)->Drain()) {
@@ -316,13 +379,17 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     }
   }
   held.reset();  // the job is over: its GPUs go to the next in the queue
-  sampler.Stop();
+  if (sampler) sampler->Stop();
   (*pipeline)->Close();
   std::map<int, std::chrono::milliseconds> throttled;
   for (const auto& [gpu, t] : (*pipeline)->diagnoser().throttle_totals()) throttled[gpu] = t.any;
   JobReport job_report = summary.Finish(std::chrono::system_clock::now(), status,
                                         (*pipeline)->diagnoser().starved_totals(), throttled);
   job_report.lease = job_lease;
+  job_report.unmonitored = unmonitored;
+  if (!unmonitored.empty() && job_report.leaks.empty()) {
+    job_report.leak_verdict = "not checked: the GPUs were not monitored";
+  }
   if (!args.quiet) std::cerr << RenderJobReport(job_report);
   if (json_file) {
     const std::string text = JobReportToJson(job_report).dump(2) + "\n";
@@ -372,6 +439,9 @@ Runner AddRunCommand(CLI::App& app, const CommonArgs& common) {
                 "Write the HTML report (charts, events, summary; one self-contained file) to FILE");
   r->add_flag("-q,--quiet", args->quiet,
               "Print nothing of gpuwatch's own (the job's output is untouched)");
+  r->add_flag("--require-gpu", args->require_gpu,
+              "Refuse to start the job when the GPUs cannot be monitored (no usable driver); by "
+              "default it then runs unmonitored after a warning");
   r->add_option("command", args->command, "The job: a program and its arguments, after --")
       ->take_all();
   return [r, &common, args]() -> int {

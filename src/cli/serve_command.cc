@@ -66,6 +66,7 @@ class Daemon {
     http.metrics.process_user = args_.process_user;
     http.metrics.dcgm_compat = args_.dcgm_compat;
     http.api.hostname = args_.hostname;
+    http.allowed_hosts = args_.allow_hosts;
     http.api.interval_seconds = std::chrono::duration<double>(interval_).count();
     http.version = GPUWATCH_VERSION;
     http.history = [this](const server::HistoryQuery& q) { return History(q); };
@@ -347,6 +348,10 @@ Runner AddServeCommand(CLI::App& app, const CommonArgs& common) {
   s->add_option("--listen", args->listen,
                 "HOST:PORT to serve on (default 127.0.0.1:9835; only this machine)");
   s->add_option("--hostname", args->hostname, "The hostname label (default: this machine's name)");
+  s->add_option("--allow-host", args->allow_hosts,
+                "A Host name to answer besides this machine's own names and addresses (the "
+                "name Prometheus or a browser uses; repeat, or * for any)")
+      ->delimiter(',');
   s->add_option("--web-config", args->web_config,
                 "TLS and basic auth, Prometheus exporter-toolkit format; re-read when it changes");
   s->add_option("-i,--interval", args->interval, "Time between samples (default 1s)");

@@ -18,6 +18,7 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
     const char* name;
     std::string* text = nullptr;
     bool* flag = nullptr;
+    std::vector<std::string>* list = nullptr;
   };
   const Key keys[] = {{"listen", &a.listen},
                       {"hostname", &a.hostname},
@@ -32,7 +33,8 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
                       {"process-metrics", nullptr, &a.process_metrics},
                       {"process-user", nullptr, &a.process_user},
                       {"dcgm-compat", nullptr, &a.dcgm_compat},
-                      {"socket", &a.socket}};
+                      {"socket", &a.socket},
+                      {"allow-host", nullptr, nullptr, &a.allow_hosts}};
   for (const auto& entry : root) {
     const std::string name = entry.first.as<std::string>();
     const auto mark = entry.first.Mark();
@@ -50,10 +52,16 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
     try {
       if (key->text != nullptr) *key->text = entry.second.as<std::string>();
       if (key->flag != nullptr) *key->flag = entry.second.as<bool>();
+      if (key->list != nullptr) {
+        *key->list = entry.second.IsSequence() ? entry.second.as<std::vector<std::string>>()
+                                               : std::vector{entry.second.as<std::string>()};
+      }
     } catch (const YAML::Exception&) {
-      return Status::InvalidArgument(
-          fmt::format("{}: {}: expected {}", server::YamlWhere(path, entry.second.Mark()), name,
-                      key->flag != nullptr ? "true or false" : "a value"));
+      return Status::InvalidArgument(fmt::format("{}: {}: expected {}",
+                                                 server::YamlWhere(path, entry.second.Mark()), name,
+                                                 key->flag != nullptr ? "true or false"
+                                                 : key->list          ? "a name or a list"
+                                                                      : "a value"));
     }
   }
   return Status::Ok();

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cli/pipeline.h"
 #include "gpuwatch/status.h"
@@ -20,11 +21,13 @@ struct ServeArgs {
   bool process_metrics = false;
   bool process_user = false;
   bool dcgm_compat = false;
-  std::string socket;  // serve --socket: jobs report framework memory and marks
+  std::string socket;                    // serve --socket: jobs report framework memory and marks
+  std::vector<std::string> allow_hosts;  // Host names accepted besides this server's own
 };
 
-// Reads `path` into `a`, skipping the options `command` was given; errors
-// name file:line:column and list the valid keys.
+// Reads `path` (a regular file of at most 1 MiB) into `a`, skipping the
+// options `command` was given; errors name file:line:column and list the
+// valid keys.
 Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command);
 
 }  // namespace gpuwatch::cli

@@ -12,6 +12,7 @@ namespace {
 
 struct Split {
   double number = 0;
+  std::string_view digits;  // the number as written
   std::string_view suffix;
   bool ok = false;
 };
@@ -31,6 +32,7 @@ Split SplitNumber(std::string_view text) {
   char* end = nullptr;
   s.number = std::strtod(digits.c_str(), &end);
   if (end != digits.c_str() + digits.size() || !std::isfinite(s.number)) return s;
+  s.digits = text.substr(0, i);
   std::string_view rest = text.substr(i);
   while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
   s.suffix = rest;
@@ -48,7 +50,10 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     for (const auto& [unit, ms] : kUnits) {
       if (s.suffix == unit) {
         const double total = s.number * ms;
-        if (total > 1e15) break;
+        if (total > static_cast<double>(kLongestDuration.count())) {
+          return Status::InvalidArgument(
+              fmt::format("\"{}\" is too long: a duration is at most 365d", text));
+        }
         return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));
       }
     }
@@ -59,6 +64,11 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
 
 Result<std::uint64_t> ParseSize(std::string_view text) {
   const Split s = SplitNumber(text);
+  if (s.ok && s.suffix.empty() && s.number != 0) {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\" has no unit: write e.g. {}GiB or {}MiB ({}B if you mean bytes)", text,
+                    s.digits, s.digits, s.digits));
+  }
   static constexpr std::pair<std::string_view, double> kUnits[] = {{"", 1},
                                                                    {"B", 1},
                                                                    {"KiB", 1024.0},
@@ -76,9 +86,12 @@ Result<std::uint64_t> ParseSize(std::string_view text) {
   if (s.ok) {
     for (const auto& [unit, bytes] : kUnits) {
       if (s.suffix == unit) {
-        const double total = s.number * bytes;
-        if (total >= 1.8e19) break;
-        return static_cast<std::uint64_t>(std::llround(total));
+        const double total = std::round(s.number * bytes);
+        if (total >= 18446744073709551616.0) {  // 2^64
+          return Status::InvalidArgument(
+              fmt::format("\"{}\" is too large: a size is at most 16 EiB (64-bit bytes)", text));
+        }
+        return static_cast<std::uint64_t>(total);
       }
     }
   }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/printable.h"
 #include "export/snapshot_json.h"
 
 namespace gpuwatch {
@@ -38,7 +39,7 @@ std::string LogLine(const Snapshot& s, const DeviceSample& d) {
     return r.is_number() ? fmt::format("{:.1f}%", r.number() * 100) : "N/A";
   };
   std::string line = fmt::format("[{}] GPU-{}", Clock(s.time), d.index);
-  if (d.health == DeviceHealth::kLost) return line + ": LOST (" + d.health_detail + ")";
+  if (d.health == DeviceHealth::kLost) return line + ": LOST (" + Printable(d.health_detail) + ")";
   const Reading& temp = f[FieldId::kTemperatureGpuCelsius];
   const Reading& power = f[FieldId::kPowerDrawWatts];
   line += fmt::format(": Mem={} Util={} Temp={} Power={}", pct(f[FieldId::kMemoryUsedRatio]),
@@ -52,8 +53,9 @@ std::string LogLine(const Snapshot& s, const DeviceSample& d) {
 std::string EventLogLine(const Event& e) {
   std::string where;
   if (e.gpu) where = fmt::format(" GPU-{}", *e.gpu);
-  return fmt::format("[{}] {} {}{}: {}", Clock(e.time), EventKindName(e.kind), e.source, where,
-                     e.message);
+  // Messages carry process names and what jobs sent: one line, no escapes.
+  return Printable(fmt::format("[{}] {} {}{}: {}", Clock(e.time), EventKindName(e.kind), e.source,
+                               where, e.message));
 }
 
 const std::vector<std::string>& CsvColumns() {

@@ -15,6 +15,8 @@
 
 namespace gpuwatch {
 
+// Log lines are one line each: control characters in messages (process
+// names, what a job sent) are written out (core/printable.h).
 std::string LogLine(const Snapshot& snapshot, const DeviceSample& device);
 std::string EventLogLine(const Event& event);
 

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <ctime>
 
+#include "core/printable.h"
+
 namespace gpuwatch::smi {
 namespace {
 
@@ -234,7 +236,7 @@ std::string GpuRow(const std::vector<Column>& columns, const CsvFormat& format,
     const Reading& r = Info(id).scope == Scope::kHost ? snapshot.host[id] : device.fields[id];
     cells.push_back(FormatValue(id, r, format.units));
   }
-  return Join(cells);
+  return Printable(Join(cells));
 }
 
 std::string AppRow(const std::vector<Column>& columns, const CsvFormat& format,
@@ -269,7 +271,9 @@ std::string AppRow(const std::vector<Column>& columns, const CsvFormat& format,
         break;
     }
   }
-  return Join(cells);
+  // Process names and command lines are anyone's text: no ESC or newline
+  // reaches the terminal or splits a row.
+  return Printable(Join(cells));
 }
 
 std::string HelpQueryGpu() {

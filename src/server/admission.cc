@@ -11,6 +11,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
+
+#include "server/tcp_bytes.h"
 
 namespace gpuwatch::server {
 namespace {
@@ -43,11 +46,21 @@ std::string_view Reason(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 431:
+      return "Request Header Fields Too Large";
     case 503:
       return "Service Unavailable";
     default:
       return "Status";
   }
+}
+
+std::string PlainResponse(int status, std::string_view body, bool head) {
+  return fmt::format(
+      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: "
+      "close\r\n\r\n{}",
+      status, Reason(status), body.size(), status == 503 ? "Retry-After: 1\r\n" : "",
+      head ? "" : body);
 }
 
 // A shed connection: waiting for its request line, then draining after our answer.
@@ -61,10 +74,12 @@ struct Shedding {
 }  // namespace
 
 struct Admission::Connection {
-  int fd = -1;  // a dup of the worker's socket: never reused while we hold it
+  int fd = -1;                     // a dup of the worker's socket: never reused while we hold it
+  std::uint64_t request_from = 0;  // bytes received when the request began (TCP_INFO)
   std::atomic<bool> handling{false};
   std::atomic<std::int64_t> since_ns{0};
-  bool cut = false;  // guarded by Admission::mu_
+  bool cut = false;           // guarded by Admission::mu_
+  bool disconnected = false;  // guarded by Admission::mu_
 };
 
 void ObserveAccepts(bool on) { t_observe_accepts = on; }
@@ -119,6 +134,7 @@ void Admission::RequestArrived() {
 
 void Admission::ResponseSent() {
   if (t_connection == nullptr) return;
+  t_connection->request_from = TcpBytesReceived(t_connection->fd);
   t_connection->since_ns = NowNs();
   t_connection->handling = false;
 }
@@ -150,12 +166,24 @@ void Admission::Work() {
     t_connection = &conn;
     job.fn();  // cpp-httplib serves the connection and closes its socket
     t_connection = nullptr;
+    bool cut = false;
     {
       std::lock_guard lock(mu_);
       live_.erase(std::find(live_.begin(), live_.end(), &conn));
       --running_;
+      cut = conn.cut;
     }
-    if (conn.fd >= 0) close(conn.fd);
+    if (conn.fd < 0) continue;
+    if (cut) {
+      // A cut client may still be sending: a reset stops it (a FIN would
+      // leave it writing into a closed window until the kernel gives up).
+      // What we answered it is already on its way, ahead of the reset.
+      const linger abort{1, 0};
+      setsockopt(conn.fd, SOL_SOCKET, SO_LINGER, &abort, sizeof abort);
+      close(conn.fd);
+    } else {
+      Drain(conn.fd);
+    }
   }
 }
 
@@ -167,27 +195,56 @@ void Admission::Watch() {
     watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
     const std::int64_t now = NowNs();
     for (Connection* c : live_) {
-      if (c->cut || c->fd < 0 || c->handling || now - c->since_ns <= deadline_ns) continue;
+      if (c->cut && !c->disconnected) {
+        // Still being read a tick after the cut: a client that keeps sending
+        // keeps the worker's reads fed despite SHUT_RD. Dissolving the
+        // connection (connect to AF_UNSPEC: a reset) purges the queue and
+        // ends them.
+        sockaddr unspec{};
+        unspec.sa_family = AF_UNSPEC;
+        (void)!connect(c->fd, &unspec, sizeof unspec);
+        c->disconnected = true;
+        continue;
+      }
+      if (c->cut || c->fd < 0 || c->handling) continue;
+      const bool late = now - c->since_ns > deadline_ns;
+      const bool oversize = TcpBytesReceived(c->fd) - c->request_from > options_.max_request_bytes;
+      if (!late && !oversize) continue;
+      if (oversize && options_.plain_http) {
+        // Nothing of this request has been answered: the worker is still reading it.
+        const std::string answer = PlainResponse(
+            431, fmt::format("request header block over {} bytes\n", options_.max_request_bytes),
+            false);
+        (void)!send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+      }
       // Wakes the worker's blocked read with end-of-file; cpp-httplib then closes.
       ::shutdown(c->fd, SHUT_RDWR);
       c->cut = true;
-      options_.stats->deadline_cuts++;
+      (oversize ? options_.stats->oversize_cuts : options_.stats->deadline_cuts)++;
     }
   }
 }
 
+bool Admission::GiveToShedder(std::vector<int>& incoming, int fd) {
+  std::lock_guard lock(mu_);
+  if (stopping_ || shed_incoming_.size() + drain_incoming_.size() >= options_.max_shedding) {
+    return false;
+  }
+  incoming.push_back(fd);
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
+  return true;
+}
+
+void Admission::Drain(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  if (!GiveToShedder(drain_incoming_, fd)) close(fd);
+}
+
 void Admission::AddShed(int fd) {
   options_.stats->shed++;
-  if (options_.plain_http) {
-    std::lock_guard lock(mu_);
-    if (!stopping_ && shed_incoming_.size() < options_.max_shedding) {
-      shed_incoming_.push_back(fd);
-      const std::uint64_t one = 1;
-      (void)!write(wake_fd_, &one, sizeof one);
-      return;
-    }
-  }
-  close(fd);  // TLS (no plain answer is possible), too many shed already, or stopping
+  // TLS (no plain answer is possible), too many shed already, or stopping: closed.
+  if (!options_.plain_http || !GiveToShedder(shed_incoming_, fd)) close(fd);
 }
 
 namespace {
@@ -206,11 +263,7 @@ void Answer(Shedding& s, const AdmissionOptions& options) {
       options.probe) {
     answer = options.probe(path);
   }
-  const std::string response = fmt::format(
-      "HTTP/1.1 {} {}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{}Connection: "
-      "close\r\n\r\n{}",
-      answer.status, Reason(answer.status), answer.body.size(),
-      answer.status == 503 ? "Retry-After: 1\r\n" : "", method == "HEAD" ? "" : answer.body);
+  const std::string response = PlainResponse(answer.status, answer.body, method == "HEAD");
   (void)!send(s.fd, response.data(), response.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
   ::shutdown(s.fd, SHUT_WR);
   s.draining = true;
@@ -231,6 +284,11 @@ void Admission::Shed() {
         conns.push_back(Shedding{fd, Clock::now() + kShedRequestWait, {}, false});
       }
       shed_incoming_.clear();
+      for (int fd : drain_incoming_) {
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+        conns.push_back(Shedding{fd, Clock::now() + kShedDrain, {}, true});
+      }
+      drain_incoming_.clear();
     }
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     auto next = Clock::now() + std::chrono::seconds(1);
@@ -277,7 +335,9 @@ void Admission::Shed() {
   for (const Shedding& s : conns) close(s.fd);
   std::lock_guard lock(mu_);
   for (int fd : shed_incoming_) close(fd);
+  for (int fd : drain_incoming_) close(fd);
   shed_incoming_.clear();
+  drain_incoming_.clear();
 }
 
 }  // namespace gpuwatch::server

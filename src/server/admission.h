@@ -9,7 +9,11 @@
 // them without a worker: the probes (/healthz, /readyz) get their real answer,
 // anything else 503 with Retry-After. A watchdog shuts down an admitted
 // connection whose request has not arrived whole within `request_deadline` of
-// the connection reaching a worker, or of its previous response.
+// the connection reaching a worker, or of its previous response, and one that
+// has sent more than `max_request_bytes` before its request was whole (an
+// endless header block: 431 first on plain HTTP). A connection that ends is
+// closed gracefully: FIN first, then what the client still sends is read and
+// dropped for a moment, so its last response is not lost to a reset.
 #pragma once
 
 #include <httplib.h>
@@ -32,6 +36,7 @@ namespace gpuwatch::server {
 struct AdmissionStats {
   std::atomic<std::uint64_t> shed{0};           // answered by the shedder (503 or a probe)
   std::atomic<std::uint64_t> deadline_cuts{0};  // connections cut at the request deadline
+  std::atomic<std::uint64_t> oversize_cuts{0};  // ... for sending more than max_request_bytes
 };
 
 struct ProbeAnswer {
@@ -43,6 +48,10 @@ struct AdmissionOptions {
   int workers = 32;
   int queue = 32;
   std::chrono::milliseconds request_deadline{10'000};
+  // Bytes a client may send before its request is whole (request line and
+  // headers; no route takes a body). Checked every watchdog tick (100 ms),
+  // so a fast client may overshoot by what it sends in one.
+  std::uint64_t max_request_bytes = 32 * 1024;
   // Plain HTTP: the shedder answers. TLS: it can only close.
   bool plain_http = true;
   // The answer to GET /healthz or /readyz (the path) when no worker is free.
@@ -76,16 +85,23 @@ class Admission final : public httplib::TaskQueue {
   void Watch();
   void Shed();
   void AddShed(int fd);
+  // Hands `fd` to the shedder through `incoming` (one of the two below);
+  // false when it takes no more (stopping, or max_shedding reached).
+  bool GiveToShedder(std::vector<int>& incoming, int fd);
+  // Sends FIN on `fd` and gives it to the shedder to read and drop what
+  // follows for a moment before closing it.
+  void Drain(int fd);
 
   AdmissionOptions options_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<Job> queue_;           // guarded by mu_
-  int running_ = 0;                 // guarded by mu_
-  bool stopping_ = false;           // guarded by mu_
-  std::vector<Connection*> live_;   // guarded by mu_
-  std::vector<int> shed_incoming_;  // guarded by mu_
-  int wake_fd_ = -1;                // eventfd waking the shedder
+  std::deque<Job> queue_;            // guarded by mu_
+  int running_ = 0;                  // guarded by mu_
+  bool stopping_ = false;            // guarded by mu_
+  std::vector<Connection*> live_;    // guarded by mu_
+  std::vector<int> shed_incoming_;   // guarded by mu_
+  std::vector<int> drain_incoming_;  // guarded by mu_
+  int wake_fd_ = -1;                 // eventfd waking the shedder
   std::condition_variable watch_cv_;
   std::vector<std::thread> workers_;
   std::thread watchdog_, shedder_;

@@ -7,8 +7,11 @@
 #include <atomic>
 #include <charconv>
 #include <optional>
+#include <set>
 
 #include "server/admission.h"
+#include "server/basic_auth.h"
+#include "server/host_names.h"
 #include "webassets/web_assets.h"
 
 namespace gpuwatch::server {
@@ -48,6 +51,8 @@ std::string SseMessage(std::string_view event, const json& data) {
                      data.dump(-1, ' ', false, json::error_handler_t::replace));
 }
 
+constexpr std::size_t kMaxHeaders = 100;
+
 const char kNoDashboard[] =
     "<!doctype html><meta charset=utf-8><title>gpuwatch</title>"
     "<p>gpuwatch serve: this build has no dashboard bundle (npm ci --prefix web, then build "
@@ -62,8 +67,8 @@ struct HttpServer::Impl {
   HttpOptions options;
   std::atomic<int> streams{0};
   std::atomic<bool> stopping{false};
-  std::mutex users_mu;
-  std::map<std::string, std::string> users;
+  Authenticator auth;
+  std::set<std::string> hosts;  // the Host names accepted ("*": any)
   std::shared_ptr<AdmissionStats> admission = std::make_shared<AdmissionStats>();
 
   // The lease file now; nullopt when this server shows no leases.
@@ -149,7 +154,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   Impl& impl = *s->impl_;
   impl.hub = std::move(hub);
   impl.options = options;
-  impl.users = options.web.users;
+  impl.auth.SetUsers(options.web.users);
+  impl.hosts = AllowedHosts(options.host, options.allowed_hosts);
   if (options.web.tls()) {
     std::string error;
     impl.owned = MakeTlsServer(options.web, error);
@@ -175,8 +181,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
       [](const httplib::Request&, const httplib::Response&) { Admission::ResponseSent(); });
   srv.set_read_timeout(options.read_timeout);
   srv.set_write_timeout(options.write_timeout);
-  srv.set_keep_alive_timeout(5);
-  srv.set_keep_alive_max_count(100);
+  // One request a connection: cpp-httplib 0.11 reads a connection through a
+  // fresh buffer for every request, so requests pipelined into one write were
+  // lost after the first (and the client stalled 5 s). Closing after each
+  // answer (gracefully: see admission.h) tells such a client to retry the rest.
+  srv.set_keep_alive_max_count(1);
   srv.set_payload_max_length(1024);  // nothing here takes a body
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second daemon share the port silently.
@@ -186,23 +195,50 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   });
   srv.set_default_headers({{"X-Content-Type-Options", "nosniff"}, {"Cache-Control", "no-store"}});
 
-  // Basic auth (when the web config has users) on everything but the probes.
+  // Before any route: the Host check (DNS rebinding), GET and HEAD only, a
+  // bounded header count, no bodies, no ranges, then basic auth on
+  // everything but the probes.
   srv.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
     Admission::RequestArrived();
+    if (!HostAllowed(self->hosts, req.get_header_value("Host"))) {
+      SendError(res, 421,
+                fmt::format("Host \"{}\" is not a name of this server (serve --allow-host adds "
+                            "one)",
+                            req.get_header_value("Host")));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // Nothing over HTTP changes anything: every other method is refused
+    // (before any body it brings is read).
+    if (req.method != "GET" && req.method != "HEAD") {
+      res.set_header("Allow", "GET, HEAD");
+      SendError(res, 405, "gpuwatch serve is read-only: only GET and HEAD");
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // No route serves ranges: the whole body, always (1000 ranges of the
+    // whole body were 1000 copies of it). The request object is cpp-httplib's
+    // own, not const, so clearing its parsed ranges is well defined.
+    const_cast<httplib::Request&>(req).ranges.clear();
+    if (req.headers.size() > kMaxHeaders) {
+      SendError(res, 431, fmt::format("more than {} header fields", kMaxHeaders));
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // No route takes a body: refused before it is read (chunked too).
+    if (req.has_header("Transfer-Encoding") ||
+        (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0")) {
+      SendError(res, 413, "gpuwatch serve takes no request body");
+      return httplib::Server::HandlerResponse::Handled;
+    }
     if (req.path == "/healthz" || req.path == "/readyz")
       return httplib::Server::HandlerResponse::Unhandled;
-    std::map<std::string, std::string> users;
-    {
-      std::lock_guard lock(self->users_mu);
-      if (self->users.empty()) return httplib::Server::HandlerResponse::Unhandled;
-      users = self->users;
-    }
-    std::string user, password;
-    if (ParseBasicAuth(req.get_header_value("Authorization"), user, password)) {
-      auto it = users.find(user);
-      if (it != users.end() && CheckPassword(password, it->second)) {
+    switch (self->auth.Check(req.get_header_value("Authorization"))) {
+      case Authenticator::Verdict::kAllowed:
         return httplib::Server::HandlerResponse::Unhandled;
-      }
+      case Authenticator::Verdict::kBusy:
+        res.set_header("Retry-After", "1");
+        SendError(res, 503, "too many password checks at once; try again shortly");
+        return httplib::Server::HandlerResponse::Handled;
+      case Authenticator::Verdict::kDenied:
+        break;
     }
     res.set_header("WWW-Authenticate", "Basic realm=\"gpuwatch\", charset=\"UTF-8\"");
     SendError(res, 401, "authentication required");
@@ -224,6 +260,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();
     in.stats.http_deadline_cuts = self->admission->deadline_cuts.load();
+    in.stats.http_oversize_cuts = self->admission->oversize_cuts.load();
     // A lease file that cannot be read leaves the lease series out (unknown, not 0).
     if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
     in.now = std::chrono::system_clock::now();
@@ -371,16 +408,6 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     asset("/dashboard.js", web::kDashboardJs, "text/javascript; charset=utf-8");
     asset("/dashboard.css", web::kDashboardCss, "text/css; charset=utf-8");
   }
-  // Nothing over HTTP changes anything: every other method is refused.
-  const auto refuse = [](const httplib::Request&, httplib::Response& res) {
-    res.set_header("Allow", "GET, HEAD");
-    SendError(res, 405, "gpuwatch serve is read-only: only GET and HEAD");
-  };
-  srv.Post(".*", refuse);
-  srv.Put(".*", refuse);
-  srv.Delete(".*", refuse);
-  srv.Patch(".*", refuse);
-  srv.Options(".*", refuse);
 
   const int port = options.port == 0
                        ? srv.bind_to_any_port(options.host)
@@ -417,8 +444,9 @@ void HttpServer::Stop() {
 bool HttpServer::tls() const { return impl_ && impl_->options.web.tls(); }
 
 void HttpServer::SetUsers(std::map<std::string, std::string> users) {
-  std::lock_guard lock(impl_->users_mu);
-  impl_->users = std::move(users);
+  impl_->auth.SetUsers(std::move(users));
 }
+
+const AuthStats& HttpServer::auth_stats() const { return impl_->auth.stats(); }
 
 }  // namespace gpuwatch::server

@@ -3,8 +3,10 @@
 // machine; every method but GET and HEAD is refused. Bounded: a fixed pool
 // of workers and a short queue (503 beyond, the probes still answered; see
 // admission.h), read and write timeouts, a deadline for the whole request,
-// capped request line, headers and body, and a cap on live streams (503
-// beyond). docs/API.md.
+// capped request line and header block (431), no request bodies (413), no
+// ranges, one request a connection, a cap on live streams (503 beyond).
+// Only requests naming this server in Host are answered (421: DNS
+// rebinding). docs/API.md, docs/RELIABILITY.md.
 #pragma once
 
 #include <chrono>
@@ -15,6 +17,7 @@
 
 #include "gpuwatch/status.h"
 #include "host/leases.h"
+#include "server/basic_auth.h"
 #include "server/hub.h"
 #include "server/web_config.h"
 
@@ -50,6 +53,10 @@ struct HttpOptions {
   std::chrono::seconds write_timeout{5};
   std::chrono::seconds keepalive{15};  // SSE comment interval
   WebConfig web;                       // TLS and basic auth (--web-config)
+  // Host header names accepted besides the listen address's own (loopback
+  // names, the bound address or, on all interfaces, every local address, the
+  // machine's host name): others get 421. "*" accepts any (host_names.h).
+  std::vector<std::string> allowed_hosts;
 };
 
 class HttpServer {
@@ -64,6 +71,7 @@ class HttpServer {
   // New basic-auth users, in effect for the next request (a changed
   // --web-config; TLS changes need a new server).
   void SetUsers(std::map<std::string, std::string> users);
+  const AuthStats& auth_stats() const;
 
   struct Impl;
 

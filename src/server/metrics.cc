@@ -381,6 +381,9 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
   w.Add("gpuwatch_exporter_http_deadline_cuts_total", Type::kCounter,
         "Connections cut because their request did not arrive whole within the deadline", host,
         static_cast<double>(st.http_deadline_cuts));
+  w.Add("gpuwatch_exporter_http_oversize_cuts_total", Type::kCounter,
+        "Connections cut because their request head passed the size bound (431)", host,
+        static_cast<double>(st.http_oversize_cuts));
   for (const auto& [call, count] : st.nvml_errors) {
     w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
           "Failed NVML calls (not 'not supported'), by call",

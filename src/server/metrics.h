@@ -43,6 +43,7 @@ struct ExporterStats {
   std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call
   std::uint64_t http_shed = 0;           // connections answered without a worker (503, probes)
   std::uint64_t http_deadline_cuts = 0;  // connections cut at the request deadline
+  std::uint64_t http_oversize_cuts = 0;  // ... for a request head over the size bound
   std::string version;
 };
 

@@ -1,6 +1,5 @@
 #include "server/web_config.h"
 
-#include <crypt.h>
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -8,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "server/basic_auth.h"
 #include "server/yaml_file.h"
 
 namespace gpuwatch::server {
@@ -16,7 +16,12 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
   if (!loaded) return loaded.error();
   const YAML::Node root = *loaded;
   WebConfig c;
-  if (root.IsNull()) return c;
+  if (root.IsNull()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: the web config is empty; give tls_server_config and/or basic_auth_users (without "
+        "--web-config the daemon serves plain HTTP)",
+        path));
+  }
   if (!root.IsMap()) return Status::InvalidArgument(fmt::format("{}: expected a mapping", path));
   auto text_of = [&](const YAML::Node& n, const char* what) -> Result<std::string> {
     if (!n.IsScalar()) {
@@ -81,11 +86,19 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
         const std::string user = e.first.as<std::string>();
         auto hash = text_of(e.second, user.c_str());
         if (!hash) return hash.error();
-        if (!(hash->starts_with("$2a$") || hash->starts_with("$2b$") ||
-              hash->starts_with("$2y$"))) {
+        const int cost = BcryptCost(*hash);
+        if (cost < 0) {
           return Status::InvalidArgument(fmt::format(
-              "{}: basic_auth_users: {}: not a bcrypt hash (make one with `htpasswd -nBC 10 {}`)",
+              "{}: basic_auth_users: {}: not a bcrypt hash ($2a$, $2b$ or $2y$, a two-digit "
+              "cost, then 53 characters; make one with `htpasswd -nBC 10 {}`)",
               YamlWhere(path, e.second.Mark()), user, user));
+        }
+        if (cost > kMaxBcryptCost) {
+          return Status::InvalidArgument(fmt::format(
+              "{}: basic_auth_users: {}: bcrypt cost {} is above {} (each check would take "
+              "{}x as long as at cost 10); make one with `htpasswd -nBC 10 {}`",
+              YamlWhere(path, e.second.Mark()), user, cost, kMaxBcryptCost, 1 << (cost - 10),
+              user));
         }
         c.users[user] = *hash;
       }
@@ -101,6 +114,10 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
     return Status::InvalidArgument(
         fmt::format("{}: tls_server_config needs both cert_file and key_file", path));
   }
+  if (!c.tls() && c.users.empty()) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: configures neither TLS (tls_server_config) nor basic auth (basic_auth_users)", path));
+  }
   if (c.require_client_cert && c.client_ca_file.empty()) {
     return Status::InvalidArgument(
         fmt::format("{}: client_auth_type RequireAndVerifyClientCert needs client_ca_file", path));
@@ -112,45 +129,6 @@ Result<WebConfig> LoadWebConfig(const std::string& path) {
       *p = path.substr(0, dir + 1) + *p;
   }
   return c;
-}
-
-bool CheckPassword(const std::string& password, const std::string& hash) {
-  crypt_data data{};
-  const char* out = crypt_r(password.c_str(), hash.c_str(), &data);
-  if (out == nullptr || out[0] == '*') return false;
-  const std::size_t n = std::strlen(out);
-  if (n != hash.size()) return false;
-  unsigned char diff = 0;
-  for (std::size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(out[i] ^ hash[i]);
-  return diff == 0;
-}
-
-bool ParseBasicAuth(const std::string& header, std::string& user, std::string& password) {
-  static const std::string kPrefix = "Basic ";
-  if (header.size() <= kPrefix.size() || header.compare(0, kPrefix.size(), kPrefix) != 0)
-    return false;
-  static const std::string kAlphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string decoded;
-  unsigned buffer = 0;
-  int bits = 0;
-  for (std::size_t i = kPrefix.size(); i < header.size(); ++i) {
-    const char ch = header[i];
-    if (ch == '=') break;
-    const auto v = kAlphabet.find(ch);
-    if (v == std::string::npos) return false;
-    buffer = (buffer << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      decoded += static_cast<char>((buffer >> bits) & 0xFF);
-    }
-  }
-  const auto colon = decoded.find(':');
-  if (colon == std::string::npos) return false;
-  user = decoded.substr(0, colon);
-  password = decoded.substr(colon + 1);
-  return true;
 }
 
 }  // namespace gpuwatch::server

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
+#include "analysis/rules/yaml_document.h"
+#include "core/text_file.h"
 
 namespace gpuwatch::server {
 
@@ -12,15 +12,25 @@ std::string YamlWhere(const std::string& path, const YAML::Mark& mark) {
 }
 
 Result<YAML::Node> LoadYamlFile(const std::string& path, std::string_view option) {
-  std::ifstream in(path);
-  if (!in) return Status::InvalidArgument(fmt::format("{}: cannot read {}", option, path));
-  std::stringstream text;
-  text << in.rdbuf();
+  auto text = ReadTextFile(path);
+  if (!text) {
+    if (text.error().code() == Status::Code::kNotFound) {
+      return Status::InvalidArgument(fmt::format("{}: cannot read {}", option, path));
+    }
+    return text.error().WithContext(option);
+  }
+  std::vector<YAML::Node> documents;
   try {
-    return YAML::Load(text.str());
+    documents = YAML::LoadAll(*text);
   } catch (const YAML::ParserException& e) {
     return Status::InvalidArgument(fmt::format("{}: {}", YamlWhere(path, e.mark), e.msg));
   }
+  if (Status s = rules::CheckOneDocument(documents, *text, path,
+                                         fmt::format("{} is one document", option));
+      !s.ok()) {
+    return s;
+  }
+  return documents.empty() ? YAML::Node() : documents.front();
 }
 
 }  // namespace gpuwatch::server

@@ -14,7 +14,10 @@ namespace gpuwatch::server {
 // "path:line:column" of `mark` (1-based).
 std::string YamlWhere(const std::string& path, const YAML::Mark& mark);
 
-// The document in `path`; `option` names the flag in "cannot read" errors.
+// The one document in `path`, a regular file of at most 1 MiB (a FIFO or
+// /dev/zero is refused unread; core/text_file.h); `option` names the flag in
+// "cannot read" and "not a regular file" errors. A second document is an
+// error naming its line.
 Result<YAML::Node> LoadYamlFile(const std::string& path, std::string_view option);
 
 }  // namespace gpuwatch::server

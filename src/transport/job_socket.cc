@@ -16,6 +16,8 @@
 #include <map>
 #include <optional>
 
+#include "core/printable.h"
+
 namespace gpuwatch {
 
 namespace {
@@ -178,7 +180,10 @@ void JobSocket::Serve(std::stop_token stop) {
         if (m) {
           got.push_back({std::chrono::system_clock::now(), std::move(*m), c.pid});
         } else {
-          bad.push_back(fmt::format("line {} from a client: {}", c.line, m.error().message()));
+          // The message quotes the client's text: no ESC or newline of it
+          // reaches the terminal or the log that prints this.
+          bad.push_back(
+              fmt::format("line {} from a client: {}", c.line, Printable(m.error().message())));
         }
       }
       const bool too_long = c.buffer.size() > kMaxJobLine;

@@ -39,7 +39,8 @@ class JobSocket {
 
   const std::string& path() const { return path_; }
   std::vector<Received> Drain();
-  // "line 3 from a client: unknown message \"foo\" ..."; the first 10 only.
+  // "line 3 from a client: unknown message \"foo\" ..."; the first 10 only, the
+  // client's control characters written out (core/printable.h).
   std::vector<std::string> DrainErrors();
   std::uint64_t bad_lines() const;
 

@@ -131,6 +131,85 @@ TEST(Cli, LoopRepeatsUntilInterrupted) {
   EXPECT_GE(rows, 6) << text;  // 2 GPUs x at least 3 rounds
 }
 
+TEST(Cli, LoopIntervalMustBeAFinitePositiveDuration) {
+  // `timeout`: these once reached an undefined double-to-integer cast and
+  // printed rows as fast as it could, forever.
+  const std::pair<std::string, std::string> cases[] = {
+      {"-l nan", "-l/--loop: \"nan\" is not a duration"},
+      {"-l inf", "-l/--loop: \"inf\" is not a duration"},
+      {"--loop=1e300", "-l/--loop: \"1e300\" is not a duration"},
+      {"-l 0", "-l/--loop \"0\": the interval must be more than 0"},
+      {"-l 400d", "-l/--loop: \"400d\" is too long"},
+      {"-lms 0", "--loop-ms 0: expected 1 to 31536000000 milliseconds"},
+      {"-lms 99999999999999999", "--loop-ms 99999999999999999: expected 1 to"},
+  };
+  for (const auto& [loop, why] : cases) {
+    const CmdResult r =
+        Gpuwatch("query " + kFixed + " --query-gpu=index --format=csv " + loop, "timeout 10");
+    EXPECT_EQ(r.code, 2) << loop << ": " << r.err;
+    EXPECT_EQ(r.out, "") << loop;
+    EXPECT_NE(r.err.find("gpuwatch query: " + why), std::string::npos) << loop << ": " << r.err;
+  }
+}
+
+TEST(Cli, EmptyFieldListIsAUsageErrorNamingTheFlag) {
+  for (const std::string flag : {"--query-gpu", "--query-compute-apps"}) {
+    // Not "Field \"--format=csv\" is not a valid field": the next argument is not the value.
+    const CmdResult eq = Gpuwatch("query " + kFixed + " " + flag + "= --format=csv");
+    EXPECT_EQ(eq.code, 2) << flag;
+    EXPECT_EQ(eq.out, "");
+    EXPECT_EQ(eq.err, "gpuwatch: " + flag + "= is empty: give its value after the '='\n");
+    const CmdResult space = Gpuwatch("query " + kFixed + " " + flag + " '' --format=csv");
+    EXPECT_EQ(space.code, 2) << flag;
+    EXPECT_EQ(space.err.rfind("gpuwatch query: " + flag + " is empty: name the fields to query", 0),
+              0u)
+        << space.err;
+  }
+}
+
+TEST(Cli, OnlyRunTakesACommandAfterDashDash) {
+  const CmdResult r = Gpuwatch("query " + kFixed + " --query-gpu=index -- ls -l");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "gpuwatch: only `gpuwatch run` takes a command after --\n");
+}
+
+TEST(Cli, ControlCharactersOfProcessesNeverReachTheTerminal) {
+  // The fixed scenario, with ESC sequences and a newline in the command line
+  // of its process 5001 (the host tree next to a scenario is its /proc).
+  const fs::path dir = fs::temp_directory_path() / ("gw-ctl-" + std::to_string(getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path fixed = fs::path(GPUWATCH_SOURCE_DIR) / "scenarios" / "test";
+  fs::copy(fixed / "fixed.yaml", dir / "ctl.yaml");
+  fs::copy(fixed / "fixed.host", dir / "ctl.host", fs::copy_options::recursive);
+  const std::string cmdline("\x1b]0;owned\x07py\nthon\0train.py\0\x1b[2J\0", 32);
+  std::ofstream(dir / "ctl.host" / "proc" / "5001" / "cmdline", std::ios::trunc) << cmdline;
+  const std::string scenario = "--scenario " + (dir / "ctl.yaml").string() + " --color=never";
+
+  const CmdResult q = Gpuwatch("query " + scenario +
+                               " --query-compute-apps=pid,process_name --format=csv,noheader");
+  ASSERT_EQ(q.code, 0) << q.err;
+  EXPECT_NE(q.out.find("5001, \\x1b]0;owned\\x07py\\nthon\n"), std::string::npos) << q.out;
+  EXPECT_EQ(q.out.find('\x1b'), std::string::npos) << q.out;
+
+  std::ofstream(dir / "rules.yaml")
+      << "rules:\n  - name: who\n    scope: process\n    condition: used_memory_bytes > 0\n"
+         "    message: \"pid {pid}: {command}\"\n";
+  const CmdResult w = Gpuwatch("watch " + scenario + " -i 50ms --duration 200ms --rules " +
+                               (dir / "rules.yaml").string());
+  ASSERT_EQ(w.code, 0) << w.err;
+  EXPECT_NE(w.out.find("ALERT warning who: pid 5001: \\x1b]0;owned\\x07py\\nthon train.py "
+                       "\\x1b[2J\n"),
+            std::string::npos)
+      << w.out;
+  EXPECT_EQ(w.out.find('\x1b'), std::string::npos) << w.out;
+  for (const std::string& line : Lines(w.out)) {
+    EXPECT_EQ(line.rfind("thon", 0), std::string::npos) << "a forged line: " << line;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(Cli, NoDriverFailsWithTheReasonAndTheWayOut) {
   const CmdResult r =
       Gpuwatch("--color=never", "GPUWATCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");

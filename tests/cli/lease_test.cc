@@ -260,6 +260,23 @@ TEST_F(LeaseFixture, NobodyOvertakesAWaiter) {
   EXPECT_EQ(Reap(waiter), 128 + SIGTERM);
 }
 
+TEST_F(LeaseFixture, EverythingAfterTheFirstDashDashIsTheJobsEvenAfterWait) {
+  // --wait takes an optional value: CLI11 used to swallow the "--" after it
+  // and then parse the job's --lr as gpuwatch's own.
+  const std::string job =
+      "sh -c 'printf \"%s|\" \"$@\" > " + (dir_ / "argv").string() + "' sh --lr 3 -- --wait -lms";
+  for (const std::string wait : {"--wait 30m", "--wait"}) {
+    const CmdResult r = Gpuwatch(kIdle8 + "run -q --gpus auto:1 " + wait + " -- " + job, Env());
+    ASSERT_EQ(r.code, 0) << wait << ": " << r.err;
+    EXPECT_EQ(Slurp(dir_ / "argv"), "--lr|3|--|--wait|-lms|") << wait;
+  }
+  const CmdResult before = Gpuwatch(kIdle8 + "run -q python -- train.py", Env());
+  EXPECT_EQ(before.code, 2);
+  EXPECT_NE(before.err.find("\"python\" comes before the --: put the whole command after it"),
+            std::string::npos)
+      << before.err;
+}
+
 TEST_F(LeaseFixture, BadValuesAreUsageErrorsNamingTheOption) {
   const std::pair<std::string, std::string> cases[] = {
       {"run --gpus auto:0 -- true", "--gpus \"auto:0\": expected auto:N with N from 1 to 4096"},

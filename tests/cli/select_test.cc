@@ -64,6 +64,12 @@ TEST(CliSelect, MigDevicesAreChosenAndGivenByUuid) {
       << both.err;
 }
 
+TEST(CliSelect, MinFreeZeroNeedsNoUnit) {
+  const CmdResult r = Gpuwatch("--demo select --min-free 0 --order index");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "0\n");
+}
+
 TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
   const std::pair<std::string, std::string> cases[] = {
       {"--count 0", "--count 0: expected 1 to 4096"},
@@ -71,6 +77,9 @@ TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
       {"--lease --lease-owner 4000000000", "--lease-owner 4000000000: no process"},
       {"--lease-owner 1", "--lease-owner needs --lease, --wait or --release"},
       {"--min-free 5parsecs", "--min-free:"},
+      {"--min-free 40",
+       "--min-free: \"40\" has no unit: write e.g. 40GiB or 40MiB (40B if you mean "
+       "bytes)"},
       {"--max-util 130", "--max-util \"130\": expected a percentage from 0 to 100"},
       {"--max-memory-util lots", "--max-memory-util \"lots\": expected a percentage"},
       {"--exclude 1,x", "--exclude \"1,x\": \"x\" is not a GPU index"},

@@ -345,6 +345,10 @@ TEST_F(Serve, BadOptionsFailBeforeListening) {
        "cannot read /nonexistent.yml"},
       {{"serve", "--listen", "127.0.0.1:0", "--socket", (dir_ / "serve.yaml").string()},
        "a file that is not a socket is in the way"},
+      {{"serve", "--config", dir_.string()},
+       "--config: " + dir_.string() + " is a directory, not a regular file"},
+      {{"serve", "--config", "/dev/zero"},  // read to the end, it never ends
+       "--config: /dev/zero is a character device, not a regular file"},
   };
   for (const auto& [args, why] : cases) {
     Start(args);

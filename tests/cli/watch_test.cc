@@ -142,6 +142,27 @@ TEST(CliWatch, XidEventsRaiseTheBuiltInAlertAndAreRecorded) {
   fs::remove(jsonl);
 }
 
+TEST(CliWatch, ARuleFileIsOneDocumentInARegularFile) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-rulefile-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "two.yaml")
+      << "rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n"
+         "---\nrules:\n  - name: b\n    condition: memory_used_ratio > 0.5\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {(dir / "two.yaml").string(),  // the second document's rules were silently dropped
+       (dir / "two.yaml").string() + ":4:1: a second YAML document ('---')"},
+      {dir.string(), dir.string() + " is a directory, not a regular file"},  // "empty rule file"
+      {"/dev/zero", "/dev/zero is a character device, not a regular file"},  // never ended
+  };
+  for (const auto& [rules, why] : cases) {
+    const CmdResult r = Gpuwatch("watch " + kFixed + " --duration 100ms --rules " + rules);
+    EXPECT_EQ(r.code, 2) << rules;
+    EXPECT_EQ(r.err.rfind("gpuwatch watch: --rules: " + why, 0), 0u) << r.err;
+    EXPECT_EQ(r.out, "") << "nothing sampled";
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CliWatch, BadOptionsFailBeforeSampling) {
   const CmdResult interval = Gpuwatch("watch " + kFixed + " -i 5parsecs");
   EXPECT_EQ(interval.code, 2);

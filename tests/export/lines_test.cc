@@ -86,5 +86,15 @@ TEST(Lines, JsonlSampleAndEventParseBack) {
   EXPECT_EQ(EventLogLine(e).substr(10), " alert_firing gpu_memory_high GPU-2: GPU 2 memory at 93%");
 }
 
+TEST(Lines, EventLogLineIsOneLineWithoutEscapes) {
+  Event e;
+  e.kind = Event::Kind::kLeakSuspected;
+  e.source = "torch\x1b[31m";  // a framework name a job sent over its socket
+  e.message = "pid 7 (python -c 'x'\n[12:00:00] alert_resolved forged: ok)\x1b[0m grows";
+  EXPECT_EQ(EventLogLine(e).substr(10),
+            " leak_suspected torch\\x1b[31m: pid 7 (python -c 'x'\\n[12:00:00] alert_resolved "
+            "forged: ok)\\x1b[0m grows");
+}
+
 }  // namespace
 }  // namespace gpuwatch

@@ -87,6 +87,29 @@ TEST(SmiFormat, AbsentValuesAreBracketedNeverZero) {
       "[N/A]");
 }
 
+TEST(SmiFormat, ControlCharactersInProcessNamesAreWrittenOut) {
+  auto columns = ParseAppFields("pid,process_name,gpu_name");
+  ASSERT_TRUE(columns) << columns.error().message();
+  Snapshot snap;
+  DeviceSample d;
+  d.fields[FieldId::kName] = Reading::Text("NVIDIA\x1b[2J H200");
+  ProcessSample p;
+  p.pid = 42;
+  p.host.visibility = HostProcess::Visibility::kVisible;
+  p.host.name = "x";
+  p.host.command =
+      "\x1b]0;owned\x07"
+      "evil\nfake,row --flag";
+  EXPECT_EQ(AppRow(*columns, CsvFormat{}, snap, d, p),
+            "42, \\x1b]0;owned\\x07evil\\nfake,row, NVIDIA\\x1b[2J H200");
+  p.host.command.clear();
+  p.host.name = "tab\there";
+  EXPECT_EQ(AppRow(*columns, CsvFormat{}, snap, d, p), "42, tab\\there, NVIDIA\\x1b[2J H200");
+  auto gpu = ParseGpuFields("name");
+  ASSERT_TRUE(gpu);
+  EXPECT_EQ(GpuRow(*gpu, CsvFormat{}, snap, d), "NVIDIA\\x1b[2J H200");
+}
+
 TEST(SmiFormat, TimestampHasMilliseconds) {
   const auto t = std::chrono::system_clock::time_point(std::chrono::milliseconds(1795734000123));
   const std::string s = Timestamp(t);

@@ -1,5 +1,7 @@
 // The fake library's faults, through its C ABI: lost GPUs, not-supported
 // and error answers, init errors, bad scenario files, and calls that hang.
+#include <sys/stat.h>
+
 #include "fake_nvml_fixture.h"
 
 namespace {
@@ -63,6 +65,36 @@ TEST_F(FakeNvml, BadUnitFailsInitWithItsPosition) {
   EXPECT_EQ(NVML(nvmlInit_v2)(), NVML_ERROR_UNKNOWN);
   const std::string err = testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find(path + ":2:19: '80GiBs' is not a size"), std::string::npos) << err;
+}
+
+TEST_F(FakeNvml, TimeScaleOfZeroOrLessFailsInitWithItsPosition) {
+  for (const std::string scale : {"0", "-2", "0.0"}) {
+    const std::string path = Write("bad_scale.yaml", "clock: init\ntime_scale: " + scale + "\n");
+    setenv("GPUWATCH_FAKE_SCENARIO", path.c_str(), 1);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(NVML(nvmlInit_v2)(), NVML_ERROR_UNKNOWN) << scale;
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find(path +
+                       ":2:13: time_scale must be > 0 (scenario seconds per real second), "
+                       "not " +
+                       scale),
+              std::string::npos)
+        << err;
+  }
+}
+
+TEST_F(FakeNvml, ScenarioThatIsNotARegularFileFailsInitWithoutReadingIt) {
+  const std::string fifo = testing::TempDir() + "/" + std::to_string(getpid()) + "-scenario.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), testing::TempDir()}) {
+    setenv("GPUWATCH_FAKE_SCENARIO", path.c_str(), 1);
+    testing::internal::CaptureStderr();
+    EXPECT_EQ(NVML(nvmlInit_v2)(), NVML_ERROR_UNKNOWN) << path;  // at once, not blocked
+    const std::string err = testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("fake NVML: scenario file " + path + " is a"), std::string::npos) << err;
+    EXPECT_NE(err.find(", not a regular file"), std::string::npos) << err;
+  }
+  unlink(fifo.c_str());
 }
 
 TEST_F(FakeNvml, HangBlocksOnlyTheHangingCall) {

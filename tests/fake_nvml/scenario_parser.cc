@@ -2,11 +2,10 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <fstream>
-#include <sstream>
 #include <string_view>
 
 #include "backends/nvml/nvml_symbols.h"
+#include "core/text_file.h"
 #include "device_parser.h"
 #include "nvml_errors.h"
 #include "yaml_reader.h"
@@ -147,7 +146,15 @@ Scenario ParseRoot(const YAML::Node& root, const std::string& name) {
     }
   }
   s.period_s = r.Number("period", DurationSeconds, "a duration").value_or(s.period_s);
-  s.time_scale = r.Number("time_scale").value_or(1);
+  if (auto v = r.Number("time_scale")) {
+    // 0 would freeze the clock, a negative scale run it backwards.
+    if (!(*v > 0)) {
+      throw ScenarioError(r.Get("time_scale").Mark(),
+                          "time_scale must be > 0 (scenario seconds per real second), not " +
+                              r.Get("time_scale").Scalar());
+    }
+    s.time_scale = *v;
+  }
   if (s.period_s <= 0) throw ScenarioError(r.Get("period").Mark(), "period must be > 0");
   YAML::Node devices = r.Get("devices");
   if (devices.IsDefined() && !devices.IsNull()) {
@@ -195,11 +202,9 @@ LoadResult ParseScenarioText(const std::string& text, const std::string& name) {
 }
 
 LoadResult LoadScenarioFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return LoadResult{std::nullopt, path + ": cannot read the scenario file"};
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseScenarioText(text.str(), path);
+  Result<std::string> text = ReadTextFile(path);
+  if (!text) return LoadResult{std::nullopt, "scenario file " + text.error().message()};
+  return ParseScenarioText(*text, path);
 }
 
 }  // namespace gpuwatch::fake_nvml

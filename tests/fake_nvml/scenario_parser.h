@@ -15,6 +15,8 @@ struct LoadResult {
   std::string error;
 };
 
+// A regular file of at most 1 MiB (core/text_file.h): a FIFO or a device is
+// refused by name, never read.
 LoadResult LoadScenarioFile(const std::string& path);
 // `name` stands for the file in messages.
 LoadResult ParseScenarioText(const std::string& text, const std::string& name);

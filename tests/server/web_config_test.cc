@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "server/basic_auth.h"
 #include "server/http_server.h"
 
 namespace gpuwatch::server {
@@ -86,9 +87,42 @@ TEST_F(WebConfigTest, ReadsTheExporterToolkitFormat) {
   EXPECT_EQ(c->min_version, 0x0304);
   EXPECT_EQ(c->users.at("alice"), hash);
   EXPECT_TRUE(c->tls());
-  auto empty = LoadWebConfig(Write("empty.yml", ""));
-  ASSERT_TRUE(empty);
-  EXPECT_FALSE(empty->tls());
+}
+
+TEST_F(WebConfigTest, AFileThatConfiguresNothingIsAnError) {
+  // Not silent plain HTTP: whoever gave --web-config wanted TLS or passwords.
+  for (const std::string text : {"", "# nothing\n", "http_server_config:\n  http2: true\n"}) {
+    auto c = LoadWebConfig(Write("web.yml", text));
+    ASSERT_FALSE(c) << text;
+    EXPECT_NE(c.error().message().find("web.yml"), std::string::npos) << c.error().message();
+  }
+  EXPECT_NE(LoadWebConfig(Write("web.yml", "")).error().message().find("is empty"),
+            std::string::npos);
+}
+
+TEST_F(WebConfigTest, HashesMustBeWellFormedBcryptOfASaneCost) {
+  const std::string good = Bcrypt("x");
+  std::string cost31 = good;
+  cost31.replace(4, 2, "31");
+  std::string cost13 = good;
+  cost13.replace(4, 2, "13");
+  std::string bad_char = good;
+  bad_char.back() = '!';
+  const std::pair<std::string, std::string> cases[] = {
+      {"$2y$10$abc", "not a bcrypt hash"},    {good.substr(0, 59), "not a bcrypt hash"},
+      {bad_char, "not a bcrypt hash"},        {"$2x$10$" + good.substr(7), "not a bcrypt hash"},
+      {cost31, "bcrypt cost 31 is above 12"}, {cost13, "bcrypt cost 13 is above 12"},
+  };
+  for (const auto& [hash, why] : cases) {
+    auto c = LoadWebConfig(Write("web.yml", "basic_auth_users:\n  bob: '" + hash + "'\n"));
+    ASSERT_FALSE(c) << hash;
+    EXPECT_NE(c.error().message().find("web.yml:2:8: basic_auth_users: bob: " + why),
+              std::string::npos)
+        << c.error().message();
+  }
+  EXPECT_EQ(BcryptCost(good), 4);
+  auto ok = LoadWebConfig(Write("web.yml", "basic_auth_users:\n  bob: '" + good + "'\n"));
+  ASSERT_TRUE(ok) << ok.error().message();
 }
 
 TEST_F(WebConfigTest, BadFilesNameTheProblemAndWhere) {

@@ -151,5 +151,23 @@ TEST(JobSocket, AtAPathForTheDaemonNamesTheSenderAndGuardsThePath) {
   EXPECT_TRUE(replaced) << replaced.error().message();
 }
 
+TEST(JobSocket, ABadLineIsQuotedWithItsControlCharactersWrittenOut) {
+  // `run` and `serve` print these errors on the terminal and in their log.
+  auto socket = JobSocket::Create();
+  ASSERT_TRUE(socket) << socket.error().message();
+  const int fd = SendTo((*socket)->path(), "\x1b]0;owned\x07\x1b[2J\r\n");
+  ASSERT_GE(fd, 0);
+  std::vector<std::string> errors;
+  for (int i = 0; i < 100 && errors.empty(); ++i) {
+    errors = (*socket)->DrainErrors();
+    if (errors.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  close(fd);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(
+      errors[0],
+      "line 1 from a client: unknown message \"\\x1b]0;owned\\x07\\x1b[2J\" (hello, mem, mark)");
+}
+
 }  // namespace
 }  // namespace gpuwatch

@@ -194,7 +194,11 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
   }
   rows.push_back({"duration", Duration(r.duration)});
   if (r.exit_status) rows.push_back({"exit status", std::to_string(*r.exit_status)});
-  if (r.gpus.empty()) rows.push_back({"GPUs", "none: no process of the job used a GPU"});
+  if (!r.unmonitored.empty()) {
+    rows.push_back({"GPUs", "not monitored: " + r.unmonitored});
+  } else if (r.gpus.empty()) {
+    rows.push_back({"GPUs", "none: no process of the job used a GPU"});
+  }
   double energy_total = 0;
   for (int gpu : r.gpus) {
     const double total = r.device_total_bytes.count(gpu) ? r.device_total_bytes.at(gpu) : 0;
@@ -215,8 +219,10 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
       rows.push_back({"", fmt::format("clocks held down {}", Duration(it->second))});
     }
   }
-  rows.push_back({"job memory",
-                  fmt::format("peak {:.2f} GiB over all its processes", r.peak_job_bytes / kGiB)});
+  if (r.unmonitored.empty()) {
+    rows.push_back({"job memory", fmt::format("peak {:.2f} GiB over all its processes",
+                                              r.peak_job_bytes / kGiB)});
+  }
   for (std::size_t i = 0; i < r.processes.size() && i < 5; ++i) {
     const auto& p = r.processes[i];
     rows.push_back({"", fmt::format("pid {:>7}  GPU {}  peak {:.2f} GiB  {}", p.pid, p.gpu,
@@ -356,7 +362,8 @@ json JobReportToJson(const JobReport& r) {
               {"leak_verdict", r.leak_verdict},
               {"leaks", std::move(leaks)},
               {"sampled_seconds", ms(r.sampled)},
-              {"lease", std::move(lease)}};
+              {"lease", std::move(lease)},
+              {"unmonitored", r.unmonitored.empty() ? json(nullptr) : json(r.unmonitored)}};
 }
 
 }  // namespace gpuwatch

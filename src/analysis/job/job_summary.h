@@ -86,6 +86,9 @@ struct JobReport {
   std::string leak_verdict = "no leak suspected";
   std::chrono::milliseconds sampled{0};  // from the first to the last snapshot
   std::optional<JobLease> lease;
+  // Why the GPUs were not sampled at all (`run` without a usable driver runs
+  // the job unmonitored); "" when they were.
+  std::string unmonitored;
 };
 
 class JobSummary {

@@ -4,6 +4,7 @@
 #include <ctime>
 
 #include "analysis/rules/transport.h"
+#include "core/printable.h"
 
 namespace gpuwatch::rules {
 namespace {
@@ -28,8 +29,8 @@ std::string LogLine(const Event& event) {
   std::string_view what = event.kind == Event::Kind::kAlertFiring     ? "ALERT"
                           : event.kind == Event::Kind::kAlertResolved ? "RESOLVED"
                                                                       : EventKindName(event.kind);
-  return fmt::format("[{:%H:%M:%S}] {} {} {}: {}", fmt::localtime(t), what,
-                     SeverityName(event.severity), event.source, event.message);
+  return Printable(fmt::format("[{:%H:%M:%S}] {} {} {}: {}", fmt::localtime(t), what,
+                               SeverityName(event.severity), event.source, event.message));
 }
 
 std::unique_ptr<Transport> MakeLogTransport(LogSink sink) {

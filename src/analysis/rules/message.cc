@@ -6,6 +6,7 @@
 
 #include "analysis/rules/quantity.h"
 #include "analysis/rules/rule.h"
+#include "core/printable.h"
 
 namespace gpuwatch::rules {
 namespace {
@@ -127,7 +128,9 @@ std::string Render(const Rule& rule, const EvalContext& ctx) {
         return true;
       },
       &ignored);
-  return out;
+  // {command} and {process} are anyone's text; so, after YAML escapes, is the
+  // template: the message reaches logs, terminals and webhooks as one line.
+  return Printable(out);
 }
 
 }  // namespace gpuwatch::rules

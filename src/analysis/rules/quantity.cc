@@ -127,7 +127,13 @@ Result<double> ParseQuantity(std::string_view text, Unit unit) {
     return Status::InvalidArgument(
         fmt::format("unit '{}' does not fit here: use {}", suffix, UnitSuffixes(unit)));
   }
-  return number * *factor;
+  const double value = number * *factor;
+  // Byte counts are 64-bit: a threshold beyond them can never be reached.
+  if ((unit == Unit::kBytes || unit == Unit::kBytesPerSecond) && value >= 18446744073709551616.0) {
+    return Status::InvalidArgument(
+        fmt::format("'{}' is too large: a size is at most 16 EiB (64-bit bytes)", text));
+  }
+  return value;
 }
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {

@@ -3,14 +3,16 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <set>
-#include <sstream>
 #include <utility>
+#include <vector>
 
 #include "analysis/rules/message.h"
 #include "analysis/rules/quantity.h"
+#include "analysis/rules/yaml_document.h"
+#include "core/text_file.h"
 
 namespace gpuwatch::rules {
 namespace {
@@ -60,15 +62,22 @@ class RuleFileParser {
 
  private:
   Result<RuleSet> ParseUnguarded() {
-    YAML::Node loaded;
+    std::vector<YAML::Node> documents;
     try {
-      loaded = YAML::Load(std::string(text_));
+      documents = YAML::LoadAll(std::string(text_));
     } catch (const YAML::ParserException& e) {
       return At(e.mark, e.msg);
     } catch (const YAML::Exception& e) {
       return Status::InvalidArgument(fmt::format("{}: {}", file_, e.what()));
     }
-    const YAML::Node& root = loaded;
+    // Silently reading only the first would drop every rule after the '---'.
+    if (Status s = CheckOneDocument(documents, text_, file_,
+                                    "a rule file is one document; put every rule in its one "
+                                    "'rules:' list");
+        !s.ok()) {
+      return s;
+    }
+    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     if (!root.IsMap()) {
       if (root.IsNull()) {
         return Status::InvalidArgument(
@@ -370,11 +379,9 @@ Result<RuleSet> ParseRules(std::string_view text, std::string_view file_name,
 }
 
 Result<RuleSet> LoadRuleFile(const std::string& path, const ParseOptions& options) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot read rule file {}", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  return ParseRules(text.str(), path, options);
+  Result<std::string> text = ReadTextFile(path);
+  if (!text) return text.error();
+  return ParseRules(*text, path, options);
 }
 
 }  // namespace gpuwatch::rules

@@ -1,4 +1,4 @@
-// Rule files (YAML, docs/rules.md) into a RuleSet. Every error names the place
+// Rule files (YAML, one document, docs/rules.md) into a RuleSet. Every error names the place
 // as file:line:column (1-based) and says what would be valid there: an
 // unknown field lists the valid field names, an unknown key the valid keys.
 #pragma once
@@ -21,7 +21,9 @@ struct ParseOptions {
 Result<RuleSet> ParseRules(std::string_view text, std::string_view file_name,
                            const ParseOptions& options = {});
 
-// Reads and parses `path`; an unreadable file is kNotFound.
+// Reads and parses `path`: a regular file of at most 1 MiB (core/text_file.h;
+// a directory, FIFO or device is refused by name). An unreadable file is
+// kNotFound.
 Result<RuleSet> LoadRuleFile(const std::string& path, const ParseOptions& options = {});
 
 }  // namespace gpuwatch::rules

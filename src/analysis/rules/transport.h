@@ -27,7 +27,8 @@ class Transport {
   virtual std::string Describe() const = 0;  // "webhook http://...", for warnings
 };
 
-// "[14:23:05] ALERT warning gpu_memory_high: GPU 0: ..." (local time).
+// "[14:23:05] ALERT warning gpu_memory_high: GPU 0: ..." (local time); one
+// line, control characters written out (core/printable.h).
 std::string LogLine(const Event& event);
 
 std::unique_ptr<Transport> MakeLogTransport(LogSink sink);

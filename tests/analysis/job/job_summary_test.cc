@@ -62,6 +62,19 @@ TEST(JobSummary, AJobTooShortForAVerdictSaysSoNotNoLeak) {
   EXPECT_EQ(JobReportToJson(r)["sampled_seconds"], 40.0);
 }
 
+TEST(JobSummary, AnUnmonitoredJobSaysSoInsteadOfClaimingNoGpu) {
+  JobReport r = JobSummary({"python", "train.py"}, kT0).Finish(kT0 + seconds(5), 3, {}, {});
+  EXPECT_NE(Rows(r).find("GPUs none: no process of the job used a GPU"), std::string::npos);
+  EXPECT_TRUE(JobReportToJson(r)["unmonitored"].is_null());
+  r.unmonitored = "NVIDIA driver not loaded.";
+  const std::string rows = Rows(r);
+  EXPECT_NE(rows.find("GPUs not monitored: NVIDIA driver not loaded.\n"), std::string::npos)
+      << rows;
+  EXPECT_EQ(rows.find("no process of the job used a GPU"), std::string::npos) << rows;
+  EXPECT_EQ(rows.find("job memory"), std::string::npos) << "nothing was measured: " << rows;
+  EXPECT_EQ(JobReportToJson(r)["unmonitored"], "NVIDIA driver not loaded.");
+}
+
 TEST(JobSummary, ALongQuietJobHasNoLeakSuspected) {
   const JobReport r = Summarize(seconds(900), {});
   EXPECT_EQ(r.leak_verdict, "no leak suspected");

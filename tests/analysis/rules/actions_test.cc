@@ -145,6 +145,21 @@ TEST(ActionRunner, LogActionWritesALineThroughTheSink) {
   EXPECT_NE(lines[0].find("ALERT warning mem: GPU 2: memory 95.0%"), std::string::npos) << lines[0];
 }
 
+TEST(ActionRunner, LogActionLineIsOneLineWithoutEscapes) {
+  Lines log;
+  auto runner = ActionRunner::Create(Rules("[log]"), Options(log.Sink()));
+  ASSERT_TRUE(runner);
+  Event e = Firing(2);
+  e.message = "GPU 2: \x1b[31mred\nsecond line";
+  (*runner)->Submit(e);
+  (*runner)->Stop();
+  std::vector<std::string> lines = log.Get();
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("ALERT warning mem: GPU 2: \\x1b[31mred\\nsecond line"),
+            std::string::npos)
+      << lines[0];
+}
+
 TEST(ActionRunner, EventsOfOtherSourcesAreIgnored) {
   Lines log;
   auto runner = ActionRunner::Create(Rules("[log]"), Options(log.Sink()));

@@ -142,6 +142,15 @@ TEST(RuleEngine, ProcessRulesFirePerProcessAndNameIt) {
   EXPECT_EQ(ev[0].message, "bob pid 100 (python big.py) holds 9.00 GiB on GPU 0");
 }
 
+TEST(RuleEngine, ControlCharactersOfACommandAreWrittenOutInTheMessage) {
+  RuleEngine e = Engine(kBigProcess);
+  std::vector<Event> ev = e.Evaluate(
+      WithProcesses(0, {Process(100, 5, 9 * kGiB, "bob", "python -c 'x'\n\x1b[2Jfake line")}));
+  ASSERT_EQ(ev.size(), 1u);
+  EXPECT_EQ(ev[0].message,
+            "bob pid 100 (python -c 'x'\\n\\x1b[2Jfake line) holds 9.00 GiB on GPU 0");
+}
+
 TEST(RuleEngine, EndedProcessResolvesAndIsForgotten) {
   RuleEngine e = Engine(kBigProcess);
   ASSERT_EQ(e.Evaluate(WithProcesses(0, {Process(100, 5, 9 * kGiB)})).size(), 1u);

@@ -1,5 +1,6 @@
 #include "analysis/rules/quantity.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 namespace gpuwatch::rules {
@@ -23,6 +24,19 @@ TEST(Quantity, BinaryAndDecimalByteSuffixes) {
   EXPECT_DOUBLE_EQ(*ParseQuantity("8GiB", Unit::kBytes), 8.0 * 1024 * 1024 * 1024);
   EXPECT_DOUBLE_EQ(*ParseQuantity("500MB", Unit::kBytes), 500e6);
   EXPECT_DOUBLE_EQ(*ParseQuantity("1024", Unit::kBytes), 1024);
+}
+
+TEST(Quantity, SizesBeyond64BitBytesAreErrors) {
+  for (const char* big :
+       {"100000000000000000000000000GiB", "18446744073709551616B", "20000000000GB/s"}) {
+    const Unit unit = std::string_view(big).ends_with("/s") ? Unit::kBytesPerSecond : Unit::kBytes;
+    Result<double> v = ParseQuantity(big, unit);
+    ASSERT_FALSE(v) << big;
+    EXPECT_EQ(v.error().message(),
+              fmt::format("'{}' is too large: a size is at most 16 EiB (64-bit bytes)", big));
+  }
+  EXPECT_FALSE(ParseQuantity("1e26GiB", Unit::kBytes)) << "no exponents";
+  EXPECT_DOUBLE_EQ(*ParseQuantity("18000000TB", Unit::kBytes), 18e18) << "just below 2^64";
 }
 
 TEST(Quantity, TemperaturePowerAndClockSuffixes) {

@@ -1,6 +1,8 @@
 #include "analysis/rules/rule_parser.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fstream>
 
@@ -153,7 +155,16 @@ INSTANTIATE_TEST_SUITE_P(
                 "r.yaml:4:16", "--allow-commands"},
         BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n  - name: a\n    "
                 "condition: memory_used_ratio > 0.9\n",
-                "r.yaml:4:11", "duplicate rule name 'a'"}));
+                "r.yaml:4:11", "duplicate rule name 'a'"},
+        BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n---\nrules:\n  - "
+                "name: b\n    condition: memory_used_ratio > 0.5\n",
+                "r.yaml:4:1", "a second YAML document ('---'): a rule file is one document"},
+        BadFile{"---\nrules: []\n--- # the end\n", "r.yaml:3:1", "a second YAML document"},
+        BadFile{"rules:\n  - name: a\n    condition: memory_used_bytes > 1e26GiB\n", "r.yaml:3:36",
+                "unit 'e26GiB' does not fit here"},
+        BadFile{"rules:\n  - name: a\n    condition: memory_used_bytes > "
+                "100000000000000000000000000GiB\n",
+                "r.yaml:3:36", "is too large: a size is at most 16 EiB"}));
 
 TEST(RuleParser, UnknownFieldErrorListsEveryValidFieldName) {
   std::string m = ErrorOf("rules:\n  - name: a\n    condition: gpu_temp > 80\n");
@@ -189,6 +200,27 @@ TEST(RuleParser, MissingFileIsNotFound) {
   Result<RuleSet> set = LoadRuleFile("/nonexistent/rules.yaml");
   ASSERT_FALSE(set);
   EXPECT_EQ(set.error().code(), Status::Code::kNotFound);
+  EXPECT_EQ(set.error().message(),
+            "cannot read /nonexistent/rules.yaml: No such file or directory");
+}
+
+TEST(RuleParser, OnlyARegularFileIsARuleFile) {
+  const std::string dir = ::testing::TempDir() + "gw-rules-" + std::to_string(getpid());
+  ASSERT_EQ(mkdir(dir.c_str(), 0700), 0);
+  const std::string fifo = dir + "/rules.fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  const std::pair<std::string, std::string> cases[] = {
+      {dir, dir + " is a directory, not a regular file"},  // was "empty rule file"
+      {fifo, fifo + " is a FIFO, not a regular file"},     // would wait for a writer
+      {"/dev/zero", "/dev/zero is a character device, not a regular file"},  // would never end
+  };
+  for (const auto& [path, says] : cases) {
+    Result<RuleSet> set = LoadRuleFile(path);
+    ASSERT_FALSE(set) << path;
+    EXPECT_EQ(set.error().message(), says);
+  }
+  unlink(fifo.c_str());
+  rmdir(dir.c_str());
 }
 
 TEST(RuleParser, ShippedExampleFileParses) {
