@@ -74,7 +74,9 @@ struct ProcessSample {
   friend bool operator==(const ProcessSample&, const ProcessSample&) = default;
 };
 
-enum class DeviceHealth : std::uint8_t { kOk, kLost, kError };
+// kStale: the driver has not answered for a while (a hung call); the values
+// are the last ones read, kept for reference, not current.
+enum class DeviceHealth : std::uint8_t { kOk, kLost, kError, kStale };
 
 struct DeviceSample {
   int index = 0;                                 // NVML index; for a MIG device, its parent's index

@@ -78,6 +78,11 @@ gpuwatch::MonitorOptions Options(bool demo, const std::string& scenario, const s
   o.replay = replay;
   o.demo_dir = demo_dir;
   o.host_proc = host_proc;
+  // nan, inf or 1e300 seconds would be an undefined cast to an integer.
+  if (!(interval_s > 0) || interval_s > 365.0 * 86400) {
+    Raise(Status::InvalidArgument("interval_s: expected seconds above 0 and at most a year, got " +
+                                  std::to_string(interval_s)));
+  }
   o.interval = std::chrono::milliseconds(static_cast<long long>(interval_s * 1000));
   o.processes = processes;
   o.rules = rules;

@@ -39,6 +39,9 @@ def test_errors_arrive_as_gpuwatch_exceptions_naming_the_problem(tmp_path, capfd
     assert "bad.yaml" in capfd.readouterr().err, "the fake NVML names the file it cannot read"
     with pytest.raises(gpuwatch.InvalidArgument, match="10 ms"):
         gpuwatch.Sampler(interval=0.001, demo=True)
+    for absurd in (float("nan"), float("inf"), 1e300, -1.0):
+        with pytest.raises(gpuwatch.InvalidArgument, match="interval_s"):
+            gpuwatch.Sampler(interval=absurd, demo=True)
     with pytest.raises(ValueError):  # InvalidArgument is a ValueError too
         gpuwatch.select(0, demo=True)
     with pytest.raises(gpuwatch.NotFound):

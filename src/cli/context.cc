@@ -3,11 +3,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
+#include <thread>
 
 #include "backends/nvml/nvml_backend.h"
 #include "backends/replay/replay_backend.h"
+#include "cli/signals.h"
+#include "core/driver_calls.h"
 #include "core/text_file.h"
 
 namespace gpuwatch::cli {
@@ -160,6 +165,49 @@ std::string Hostname() {
 
 std::string SourceHostname(const CommonArgs& args) {
   return args.replay.empty() ? Hostname() : replay::RecordedHostname(args.replay);
+}
+
+Result<Source> OpenSourceWaiting(const CommonArgs& args, const OpenWait& wait) {
+  struct Opening {
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<Result<Source>> result;  // guarded by mu
+  };
+  auto opening = std::make_shared<Opening>();
+  // Detached: if the driver never answers, the thread stays with it.
+  std::thread([opening, copy = args] {
+    Result<Source> r = OpenSource(copy);
+    std::lock_guard lock(opening->mu);
+    opening->result.emplace(std::move(r));
+    opening->cv.notify_all();
+  }).detach();
+  const auto started = std::chrono::steady_clock::now();
+  bool reported = false;
+  std::unique_lock lock(opening->mu);
+  while (!opening->result) {
+    opening->cv.wait_for(lock, std::chrono::milliseconds(100));
+    if (opening->result) break;
+    const auto now = std::chrono::steady_clock::now();
+    const auto what =
+        DescribeHungCall(std::chrono::milliseconds(0))
+            .value_or("opening the GPUs has not finished for " +
+                      std::to_string(
+                          std::chrono::duration_cast<std::chrono::seconds>(now - started).count()) +
+                      " s");
+    if (wait.give_up ? wait.give_up() : SignalPending()) {
+      return Status::Unavailable("interrupted while waiting for the driver: " + what);
+    }
+    if (wait.until && now >= *wait.until) {
+      return Status::Unavailable("the driver did not answer in time: " + what);
+    }
+    if (!reported && now - started >= wait.slow_after && wait.slow) {
+      reported = true;
+      lock.unlock();
+      wait.slow(what);
+      lock.lock();
+    }
+  }
+  return std::move(*opening->result);
 }
 
 }  // namespace gpuwatch::cli

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -54,6 +56,19 @@ struct Source {
 // Opens the backend the arguments ask for. On failure the Status says why
 // and what to try (doctor, --demo).
 Result<Source> OpenSource(const CommonArgs& args);
+// OpenSource on a thread of its own, so that a driver that never answers
+// its first calls (nvmlInit, device discovery) cannot hold the command:
+// waits until it is open, `until` passes or `give_up` says so (polled every
+// 100 ms; default: a signal was caught), then kUnavailable saying why (the
+// opening thread is left to the driver), and calls `slow` once, with what is
+// in flight, when it takes `slow_after`.
+struct OpenWait {
+  std::optional<std::chrono::steady_clock::time_point> until;
+  std::chrono::milliseconds slow_after{10'000};
+  std::function<void(const std::string& what)> slow;
+  std::function<bool()> give_up;
+};
+Result<Source> OpenSourceWaiting(const CommonArgs& args, const OpenWait& wait);
 host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo_host_proc);
 
 bool UseColor(const CommonArgs& args);

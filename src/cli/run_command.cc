@@ -37,6 +37,9 @@
 namespace gpuwatch::cli {
 namespace {
 
+// How long `run` waits for the driver's first answers before the job runs unmonitored.
+constexpr auto kDriverWait = std::chrono::seconds(10);
+
 struct RunArgs {
   std::string interval = "100ms";
   std::string gpus;
@@ -198,7 +201,11 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   // A monitor never stands between a job and its GPUs: without a usable
   // driver the job runs unmonitored, unless the user asked otherwise. Choosing
   // and leasing GPUs (auto:N) cannot be done without one.
-  auto source = OpenSource(common);
+  // A driver that does not answer its first calls within 10 s is not usable
+  // either: the job is not held back by it.
+  OpenWait wait;
+  wait.until = std::chrono::steady_clock::now() + kDriverWait;
+  auto source = OpenSourceWaiting(common, wait);
   std::string unmonitored;  // why, when the job runs without GPU monitoring
   if (!source) {
     const bool usage = source.error().code() == Status::Code::kInvalidArgument;
@@ -215,7 +222,8 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     std::cerr << UnmonitoredWarning(unmonitored) << "\n";  // said even with --quiet
   }
   std::map<std::string, std::string> env;
-  CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT});
+  // No exit guard: after forwarding a signal, run waits for its job.
+  CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT}, /*exit_guard=*/false);
   // What the job calls CUDA device k is the k-th GPU of the CUDA_VISIBLE_DEVICES
   // we set (in PCI order, NVML's): framework memory is reported by NVML index.
   std::vector<int> cuda_to_nvml;

@@ -21,6 +21,7 @@
 #include "cli/serve_config.h"
 #include "cli/serve_history.h"
 #include "cli/signals.h"
+#include "core/driver_calls.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "host/leases.h"
@@ -70,13 +71,16 @@ class Daemon {
     http.api.interval_seconds = std::chrono::duration<double>(interval_).count();
     http.version = GPUWATCH_VERSION;
     http.history = [this](const server::HistoryQuery& q) { return History(q); };
-    // The machine's leases (docs/select.md), read at each request that shows
-    // them; holders are looked up in the host's /proc when given.
+    // The machine's leases (docs/select.md), parsed once per change of the
+    // file and shared by every HTTP worker; holders are looked up in the
+    // host's /proc when given, at each request that shows them.
     http.leases =
-        [book = host::LeaseBook(
-             host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")),
-             host::ProcessLiveness(common_.host_proc.empty() ? "/proc" : common_.host_proc))] {
-          return book.Read();
+        [cache = std::make_shared<host::LeaseCache>(
+             host::LeaseBook(
+                 host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")),
+                 host::ProcessLiveness(common_.host_proc.empty() ? "/proc" : common_.host_proc)),
+             [](const std::string& why) { Log("warning: leases: " + why); })] {
+          return cache->Read();
         };
     if (!args_.web_config.empty()) {
       auto web = server::LoadWebConfig(args_.web_config);
@@ -174,6 +178,13 @@ class Daemon {
     return false;
   }
 
+  // While the GPUs are being opened: SIGHUP and --web-config as usual;
+  // true once SIGINT or SIGTERM asks to stop.
+  bool HandleSignalWhileOpening() {
+    stop_requested_ = stop_requested_ || HandleSignal();
+    return stop_requested_;
+  }
+
   void Reload() {
     if (args_.config.empty()) {
       Log("SIGHUP: no --config file; re-reading the rules");
@@ -205,7 +216,15 @@ class Daemon {
     auto backoff = std::chrono::seconds(1);
     std::string last_failure;
     while (true) {
-      auto source = OpenSource(common_);
+      OpenWait wait;
+      wait.give_up = [this] { return HandleSignalWhileOpening(); };
+      wait.slow = [this](const std::string& what) {
+        const std::string why = "the driver is not answering: " + what + " (a hung driver?)";
+        hub_->SetNotReady(why);
+        Log(why + "; still waiting");
+      };
+      auto source = OpenSourceWaiting(common_, wait);
+      if (stop_requested_) return;
       if (!source) {
         const std::string why = source.error().message();
         hub_->SetNotReady(why);
@@ -243,6 +262,14 @@ class Daemon {
           // A recording played to its end: its last snapshot stays served.
           if (follower->done()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
           continue;
+        }
+        if (snap->stale != stale_logged_) {
+          stale_logged_ = snap->stale;
+          Log(snap->stale ? "warning: the driver is not answering (" +
+                                DescribeHungCall(std::chrono::milliseconds(0))
+                                    .value_or("a driver call has not returned") +
+                                "): serving the last values, marked stale"
+                          : "the driver answers again");
         }
         std::vector<Event> events = pipeline_->Observe(snap);
         for (const auto& e : events) {
@@ -325,6 +352,8 @@ class Daemon {
   std::shared_ptr<server::Hub> hub_ = std::make_shared<server::Hub>();
   server::HttpOptions http_;
   std::unique_ptr<server::HttpServer> server_;
+  bool stop_requested_ = false;  // SIGINT or SIGTERM while the GPUs were being opened
+  bool stale_logged_ = false;    // the last snapshot was stale, and the log said so
   std::optional<std::filesystem::file_time_type> web_config_time_;
   std::chrono::steady_clock::time_point next_web_check_;
   std::unique_ptr<Pipeline> pipeline_;

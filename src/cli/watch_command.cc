@@ -60,7 +60,19 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     return kExitUsage;
   }
 
-  auto source = OpenSource(common);
+  CatchSignals();
+  const auto deadline =
+      duration ? std::optional(std::chrono::steady_clock::now() + *duration) : std::nullopt;
+  OpenWait wait;
+  wait.until = deadline;
+  wait.slow = [](const std::string& what) {
+    std::cerr << "gpuwatch: warning: " << what << " (a hung driver?); still waiting\n";
+  };
+  auto source = OpenSourceWaiting(common, wait);
+  if (!source && SignalPending()) {
+    std::cerr << "gpuwatch: " << source.error().message() << "\n";
+    return 128 + TakeSignal();
+  }
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return ExitStatusFor(source.error());
@@ -76,9 +88,6 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   options.interval = *interval;
   Sampler sampler(std::move(source->backend), std::move(source->resolver), options);
   const std::unique_ptr<Sampler::Follower> follower = sampler.Follow();
-  CatchSignals();
-  const auto deadline =
-      duration ? std::optional(std::chrono::steady_clock::now() + *duration) : std::nullopt;
   sampler.Start();
 
   while (!SignalPending() && (!deadline || std::chrono::steady_clock::now() < *deadline)) {

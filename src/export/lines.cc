@@ -40,6 +40,9 @@ std::string LogLine(const Snapshot& s, const DeviceSample& d) {
   };
   std::string line = fmt::format("[{}] GPU-{}", Clock(s.time), d.index);
   if (d.health == DeviceHealth::kLost) return line + ": LOST (" + Printable(d.health_detail) + ")";
+  if (d.health == DeviceHealth::kStale) {
+    return line + ": STALE (" + Printable(d.health_detail) + ")";
+  }
   const Reading& temp = f[FieldId::kTemperatureGpuCelsius];
   const Reading& power = f[FieldId::kPowerDrawWatts];
   line += fmt::format(": Mem={} Util={} Temp={} Power={}", pct(f[FieldId::kMemoryUsedRatio]),

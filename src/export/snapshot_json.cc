@@ -57,6 +57,8 @@ std::string_view HealthName(DeviceHealth h) {
       return "lost";
     case DeviceHealth::kError:
       return "error";
+    case DeviceHealth::kStale:
+      return "stale";
   }
   return "error";
 }

@@ -153,6 +153,9 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
     out += paint(kRed, fmt::format("  LOST: {} (re-probed every sample)\n", d.health_detail));
     return;
   }
+  if (d.health == DeviceHealth::kStale) {
+    out += paint(kRed, fmt::format("  STALE: {}\n", d.health_detail));
+  }
 
   const Reading& temp = f[FieldId::kTemperatureGpuCelsius];
   const Reading& util = f[FieldId::kUtilizationGpuRatio];

@@ -23,6 +23,50 @@ using std::chrono::system_clock;
 
 constexpr int kFormatVersion = 1;
 
+// What the parser keeps of a file within kMaxLeaseFileBytes: a lease is about
+// a dozen JSON values, a waiter eleven, nested at most 6 deep.
+constexpr std::size_t kMaxValues = kMaxLeaseEntries * 2 * 16;
+constexpr int kMaxDepth = 8;
+
+std::string TooLarge(std::string_view size) {
+  return fmt::format("lease file: {} bytes, more than the {} ({} MiB) a lease file may hold", size,
+                     kMaxLeaseFileBytes, kMaxLeaseFileBytes >> 20);
+}
+
+std::string TooMany(std::size_t n, const char* what) {
+  return fmt::format("lease file: {} {}, more than the {} a lease file may hold", n, what,
+                     kMaxLeaseEntries);
+}
+
+// The document, keeping at most kMaxValues values nested at most kMaxDepth
+// deep: past either bound nothing more is kept and `over` names the bound.
+json ParseBounded(std::string_view text, std::string& over) {
+  std::size_t values = 0;
+  const json::parser_callback_t keep = [&](int depth, json::parse_event_t event, json&) {
+    if (!over.empty()) return false;
+    if (event == json::parse_event_t::key || event == json::parse_event_t::object_end ||
+        event == json::parse_event_t::array_end) {
+      return true;
+    }
+    if (depth > kMaxDepth) {
+      over = fmt::format("lease file: nested deeper than {}", kMaxDepth);
+    } else if (++values > kMaxValues) {
+      over = fmt::format("lease file: more than {} values (at most {} leases and {} waiters)",
+                         kMaxValues, kMaxLeaseEntries, kMaxLeaseEntries);
+    }
+    return over.empty();
+  };
+  return json::parse(text, keep);
+}
+
+std::int64_t Nanos(const timespec& t) {
+  return static_cast<std::int64_t>(t.tv_sec) * 1'000'000'000 + t.tv_nsec;
+}
+
+LeaseFileStamp StampOf(const struct stat& st) {
+  return {st.st_dev, st.st_ino, st.st_size, Nanos(st.st_mtim), Nanos(st.st_ctim)};
+}
+
 std::int64_t Millis(system_clock::time_point t) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -139,18 +183,34 @@ class LockedFile {
     return out;
   }
 
+  // The whole text; InvalidArgument naming the bound, and nothing more read,
+  // past kMaxLeaseFileBytes.
   Result<std::string> ReadAll() const {
+    struct stat st {};
+    if (::fstat(fd_, &st) == 0 && static_cast<std::uint64_t>(st.st_size) > kMaxLeaseFileBytes) {
+      return Status::InvalidArgument(TooLarge(std::to_string(st.st_size)));
+    }
     std::string text;
     char buf[8192];
     off_t at = 0;
     for (;;) {
-      const ssize_t n = ::pread(fd_, buf, sizeof buf, at);
+      const std::size_t want = std::min(sizeof buf, kMaxLeaseFileBytes + 1 - text.size());
+      const ssize_t n = ::pread(fd_, buf, want, at);
       if (n < 0 && errno == EINTR) continue;
       if (n < 0) return Status::Unavailable(std::strerror(errno));
       if (n == 0) return text;
       text.append(buf, static_cast<std::size_t>(n));
       at += n;
+      if (text.size() > kMaxLeaseFileBytes) {  // it grew while read
+        return Status::InvalidArgument(TooLarge(fmt::format("over {}", kMaxLeaseFileBytes)));
+      }
     }
+  }
+
+  LeaseFileStamp Stamp() const {
+    struct stat st {};
+    ::fstat(fd_, &st);
+    return StampOf(st);
   }
 
   Status Replace(std::string_view text) const {
@@ -235,9 +295,14 @@ std::string LeaseTableToJson(const LeaseTable& table) {
 
 Result<LeaseTable> ParseLeaseTable(std::string_view text) {
   LeaseTable table;
+  if (text.size() > kMaxLeaseFileBytes) {
+    return Status::InvalidArgument(TooLarge(std::to_string(text.size())));
+  }
   if (text.find_first_not_of(" \t\r\n") == std::string_view::npos) return table;
   try {
-    const json root = json::parse(text);
+    std::string over;
+    const json root = ParseBounded(text, over);
+    if (!over.empty()) return Status::InvalidArgument(over);
     const Entry top(root, "lease file");
     if (!top.Get("version").is_number_integer() || top.Integer("version") != kFormatVersion) {
       return Status::InvalidArgument(
@@ -249,6 +314,10 @@ Result<LeaseTable> ParseLeaseTable(std::string_view text) {
     if (!leases.is_array() || !queue.is_array()) {
       return Status::InvalidArgument("lease file: leases and queue must be lists");
     }
+    if (leases.size() > kMaxLeaseEntries)
+      return Status::InvalidArgument(TooMany(leases.size(), "leases"));
+    if (queue.size() > kMaxLeaseEntries)
+      return Status::InvalidArgument(TooMany(queue.size(), "waiters"));
     for (std::size_t i = 0; i < leases.size(); ++i) {
       const Entry e(leases[i], fmt::format("leases[{}]", i));
       Lease l;
@@ -337,9 +406,10 @@ Status LeaseBook::Update(const std::function<void(LeaseTable&)>& change,
   auto file = LockedFile::Open(file_, /*create=*/true);
   if (!file) return file.error();
   auto text = (*file)->ReadAll();
-  if (!text)
+  if (!text && text.error().code() != Status::Code::kInvalidArgument)
     return Status::Unavailable(fmt::format("{}: {}", file_.string(), text.error().message()));
-  auto table = ParseLeaseTable(*text);
+  // Over the bounds is corrupt too.
+  auto table = text ? ParseLeaseTable(*text) : Result<LeaseTable>(text.error());
   if (!table) {
     if (warning != nullptr) {
       *warning = fmt::format("{}: {}; starting from an empty table", file_.string(),
@@ -349,25 +419,78 @@ Status LeaseBook::Update(const std::function<void(LeaseTable&)>& change,
   }
   table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
   change(*table);
+  if (table->leases.size() > kMaxLeaseEntries || table->queue.size() > kMaxLeaseEntries) {
+    return Status::Unavailable(
+        fmt::format("{}: {} leases and {} waiters would be more than the {} of each a lease file "
+                    "may hold; not written",
+                    file_.string(), table->leases.size(), table->queue.size(), kMaxLeaseEntries));
+  }
   const std::string updated = LeaseTableToJson(*table);
-  if (updated == *text) return Status::Ok();  // no write, so no wake-up for the watchers
+  if (updated.size() > kMaxLeaseFileBytes) {
+    return Status::Unavailable(fmt::format("{}: {}; not written", file_.string(),
+                                           TooLarge(std::to_string(updated.size()))));
+  }
+  if (text && updated == *text) return Status::Ok();  // no write, so no wake-up for the watchers
   return (*file)->Replace(updated);
 }
 
-Result<LeaseTable> LeaseBook::Read() const {
+Result<LeaseTable> LeaseBook::Load(std::optional<LeaseFileStamp>& stamp) const {
+  stamp.reset();
   auto file = LockedFile::Open(file_, /*create=*/false);
   if (!file) {
     if (file.error().code() == Status::Code::kNotFound) return LeaseTable{};
     return file.error();
   }
+  stamp = (*file)->Stamp();
   auto text = (*file)->ReadAll();
-  if (!text)
-    return Status::Unavailable(fmt::format("{}: {}", file_.string(), text.error().message()));
+  if (!text) return text.error().WithContext(file_.string());
   auto table = ParseLeaseTable(*text);
-  if (!table)
-    return Status::InvalidArgument(fmt::format("{}: {}", file_.string(), table.error().message()));
-  table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
+  if (!table) return table.error().WithContext(file_.string());
   return table;
+}
+
+Result<LeaseTable> LeaseBook::Read() const {
+  std::optional<LeaseFileStamp> stamp;
+  auto table = Load(stamp);
+  if (table) table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
+  return table;
+}
+
+LeaseCache::LeaseCache(LeaseBook book, std::function<void(const std::string&)> warn,
+                       std::chrono::nanoseconds settle)
+    : book_(std::move(book)), warn_(std::move(warn)), settle_(settle) {}
+
+Result<LeaseTable> LeaseCache::Read() {
+  std::unique_lock lock(mu_);
+  struct stat st {};
+  const bool unchanged =
+      ::lstat(book_.file_.c_str(), &st) == 0 && settled_ && stamp_ && *stamp_ == StampOf(st);
+  if (!unchanged) {
+    std::optional<LeaseFileStamp> stamp;
+    table_ = book_.Load(stamp);
+    ++loads_;
+    const std::int64_t now_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                    std::chrono::system_clock::now().time_since_epoch())
+                                    .count();
+    stamp_ = stamp;
+    settled_ = stamp && now_ns - stamp->changed_ns >= settle_.count();
+    if (!table_ && warn_ &&
+        (table_.error().message() != warned_message_ || stamp != warned_stamp_)) {
+      warned_message_ = table_.error().message();
+      warned_stamp_ = stamp;
+      warn_(warned_message_);
+    }
+  }
+  if (!table_) return table_.error();
+  LeaseTable table = *table_;
+  lock.unlock();
+  table.Prune([this](const LeaseHolder& h) { return book_.liveness_.Alive(h); });
+  return table;
+}
+
+std::uint64_t LeaseCache::loads() const {
+  std::lock_guard lock(mu_);
+  return loads_;
 }
 
 }  // namespace gpuwatch::host

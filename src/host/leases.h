@@ -9,13 +9,18 @@
 // it holds while any of them is alive and is dropped by the next reader once
 // all are gone, even after kill -9, and never survives in a reused pid.
 // Leases are cooperative: every local user can write the file, as every
-// local user can use every GPU.
+// local user can use every GPU. So readers bound what they take from it
+// (kMaxLeaseFileBytes, kMaxLeaseEntries): beyond, it is corrupt.
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +73,13 @@ struct LeaseTable {
   int Remove(std::uint64_t ticket);
 };
 
+// The most a lease file may hold. A larger file is refused unread and one with
+// more leases, or more waiters, refused while parsing (no more than this is
+// ever kept): both read as corrupt, the error naming the bound. 4096 leases
+// fill about 1 MiB; no machine has that many GPUs.
+inline constexpr std::size_t kMaxLeaseFileBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxLeaseEntries = 4096;  // leases, and waiters in the queue
+
 // The file's text and back. Parse errors name the entry and the problem.
 Result<LeaseTable> ParseLeaseTable(std::string_view text);
 std::string LeaseTableToJson(const LeaseTable& table);
@@ -90,6 +102,18 @@ class ProcessLiveness {
 // /tmp/gpuwatch.
 std::filesystem::path LeaseDirectory(const char* runtime_dir_env);
 
+// Which version of the lease file a text was read from: any write changes
+// the change time (which no user can set) and usually the size or
+// modification time, all in nanoseconds.
+struct LeaseFileStamp {
+  dev_t device = 0;
+  ino_t inode = 0;
+  off_t size_bytes = 0;
+  std::int64_t modified_ns = 0;
+  std::int64_t changed_ns = 0;
+  friend bool operator==(const LeaseFileStamp&, const LeaseFileStamp&) = default;
+};
+
 // The lease file of one directory. Safe to use from several processes and
 // threads at once: each call opens, locks and closes the file.
 class LeaseBook {
@@ -99,7 +123,8 @@ class LeaseBook {
   // Runs `change` on the table (dead entries already pruned) under an
   // exclusive lock and writes the result back. Creates the directory (mode
   // 1777, as /tmp) and the file (0666) when missing. A file that does not
-  // parse is replaced by an empty table; the warning names it.
+  // parse or is over the bounds is replaced by an empty table; the warning
+  // names it. A change that would put the table over the bounds is refused.
   Status Update(const std::function<void(LeaseTable&)>& change,
                 std::string* warning = nullptr) const;
   // The table under a shared lock, dead entries pruned in memory only. No
@@ -109,9 +134,44 @@ class LeaseBook {
   const std::filesystem::path& file() const { return file_; }
 
  private:
+  friend class LeaseCache;
+  // The table as in the file, unpruned, and the version it was read from.
+  Result<LeaseTable> Load(std::optional<LeaseFileStamp>& stamp) const;
+
   std::filesystem::path directory_;
   std::filesystem::path file_;
   ProcessLiveness liveness_;
+};
+
+// The lease table for many readers at once (the daemon's HTTP workers): the
+// file is read and parsed once per change, a change being a new
+// LeaseFileStamp; readers of an unchanged file get the table parsed before
+// without reading it, its dead holders pruned at each read as by
+// LeaseBook::Read (one /proc read per holder). A file changed less than
+// `settle` ago is read again at each call: two writes within one tick of the
+// file system's clock can leave the same stamp. Thread-safe; one reader
+// loads the file at a time, the others wait for its table.
+class LeaseCache {
+ public:
+  // `warn`, when given, hears why the file does not read, once per version.
+  explicit LeaseCache(LeaseBook book, std::function<void(const std::string&)> warn = nullptr,
+                      std::chrono::nanoseconds settle = std::chrono::seconds(2));
+
+  Result<LeaseTable> Read();
+  // How often the file was loaded (opened and parsed or refused).
+  std::uint64_t loads() const;
+
+ private:
+  const LeaseBook book_;
+  const std::function<void(const std::string&)> warn_;
+  const std::chrono::nanoseconds settle_;
+  mutable std::mutex mu_;
+  std::optional<LeaseFileStamp> stamp_;         // GUARDED_BY(mu_): of table_; none: not loaded
+  bool settled_ = false;                        // GUARDED_BY(mu_): stamp_ is old enough to trust
+  Result<LeaseTable> table_ = LeaseTable{};     // GUARDED_BY(mu_): unpruned
+  std::string warned_message_;                  // GUARDED_BY(mu_): the last warning given
+  std::optional<LeaseFileStamp> warned_stamp_;  // GUARDED_BY(mu_): ... about this version
+  std::uint64_t loads_ = 0;                     // GUARDED_BY(mu_)
 };
 
 }  // namespace gpuwatch::host

@@ -8,6 +8,8 @@
 #include <mutex>
 #include <thread>
 
+#include "core/driver_calls.h"
+
 namespace gpuwatch {
 namespace {
 
@@ -202,6 +204,13 @@ void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
     if (last) {
       Snapshot copy = *last;  // the last good values, marked stale
       copy.stale = true;
+      const std::string why =
+          DescribeHungCall(std::chrono::milliseconds(0)).value_or("a driver call has not returned");
+      for (DeviceSample& d : copy.devices) {
+        if (d.health != DeviceHealth::kOk) continue;
+        d.health = DeviceHealth::kStale;
+        d.health_detail = why + "; the values are the last ones read";
+      }
       st->Publish(std::move(copy));
     }
   }

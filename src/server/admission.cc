@@ -74,8 +74,8 @@ struct Shedding {
 }  // namespace
 
 struct Admission::Connection {
-  int fd = -1;                     // a dup of the worker's socket: never reused while we hold it
-  std::uint64_t request_from = 0;  // bytes received when the request began (TCP_INFO)
+  int fd = -1;  // a dup of the worker's socket: never reused while we hold it
+  std::atomic<std::uint64_t> request_from{0};  // bytes read when the request began (TCP_INFO)
   std::atomic<bool> handling{false};
   std::atomic<std::int64_t> since_ns{0};
   bool cut = false;           // guarded by Admission::mu_
@@ -134,7 +134,7 @@ void Admission::RequestArrived() {
 
 void Admission::ResponseSent() {
   if (t_connection == nullptr) return;
-  t_connection->request_from = TcpBytesReceived(t_connection->fd);
+  t_connection->request_from = TcpBytesRead(t_connection->fd);
   t_connection->since_ns = NowNs();
   t_connection->handling = false;
 }
@@ -208,7 +208,8 @@ void Admission::Watch() {
       }
       if (c->cut || c->fd < 0 || c->handling) continue;
       const bool late = now - c->since_ns > deadline_ns;
-      const bool oversize = TcpBytesReceived(c->fd) - c->request_from > options_.max_request_bytes;
+      const std::uint64_t read = TcpBytesRead(c->fd), from = c->request_from;
+      const bool oversize = read > from && read - from > options_.max_request_bytes;
       if (!late && !oversize) continue;
       if (oversize && options_.plain_http) {
         // Nothing of this request has been answered: the worker is still reading it.

@@ -9,9 +9,9 @@
 // them without a worker: the probes (/healthz, /readyz) get their real answer,
 // anything else 503 with Retry-After. A watchdog shuts down an admitted
 // connection whose request has not arrived whole within `request_deadline` of
-// the connection reaching a worker, or of its previous response, and one that
-// has sent more than `max_request_bytes` before its request was whole (an
-// endless header block: 431 first on plain HTTP). A connection that ends is
+// the connection reaching a worker, or of its previous response, and one
+// whose worker has read more than `max_request_bytes` of it before the
+// request was whole (an endless header block: 431 first on plain HTTP). A connection that ends is
 // closed gracefully: FIN first, then what the client still sends is read and
 // dropped for a moment, so its last response is not lost to a reset.
 #pragma once
@@ -48,9 +48,10 @@ struct AdmissionOptions {
   int workers = 32;
   int queue = 32;
   std::chrono::milliseconds request_deadline{10'000};
-  // Bytes a client may send before its request is whole (request line and
-  // headers; no route takes a body). Checked every watchdog tick (100 ms),
-  // so a fast client may overshoot by what it sends in one.
+  // Bytes read of a request before it is whole (request line and headers;
+  // no route takes a body; what waits unread in the kernel does not count).
+  // Checked every watchdog tick (100 ms), so a fast client may overshoot by
+  // what is read in one.
   std::uint64_t max_request_bytes = 32 * 1024;
   // Plain HTTP: the shedder answers. TLS: it can only close.
   bool plain_http = true;

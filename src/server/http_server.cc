@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "core/driver_calls.h"
 #include "server/admission.h"
 #include "server/basic_auth.h"
 #include "server/host_names.h"
@@ -52,6 +53,8 @@ std::string SseMessage(std::string_view event, const json& data) {
 }
 
 constexpr std::size_t kMaxHeaders = 100;
+// A driver call in flight this long is hung (the sampler says so sooner of a sample).
+constexpr auto kHungAfter = std::chrono::seconds(5);
 
 const char kNoDashboard[] =
     "<!doctype html><meta charset=utf-8><title>gpuwatch</title>"
@@ -261,6 +264,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.stats.http_shed = self->admission->shed.load();
     in.stats.http_deadline_cuts = self->admission->deadline_cuts.load();
     in.stats.http_oversize_cuts = self->admission->oversize_cuts.load();
+    // Hung also before a first snapshot: the driver's opening calls never returned.
+    in.stats.sampler_hung = in.stats.sampler_hung || DescribeHungCall(kHungAfter).has_value();
     // A lease file that cannot be read leaves the lease series out (unknown, not 0).
     if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
     in.now = std::chrono::system_clock::now();
@@ -379,10 +384,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
           }
           if (self->hub->stopped() || self->stopping) return false;
           std::string out;
-          for (const auto& e : self->hub->EventsAfter(cursor->events)) {
+          std::uint64_t newest = 0;
+          for (const auto& e : self->hub->EventsAfter(cursor->events, &newest)) {
             out += SseMessage("event", EventDocument(e));
           }
-          cursor->events = self->hub->event_count();
+          cursor->events = newest;
           const Published p = self->hub->Latest();
           if (p.version > cursor->version) {
             cursor->version = p.version;

@@ -1,5 +1,7 @@
 #include "server/hub.h"
 
+#include <algorithm>
+
 namespace gpuwatch::server {
 
 void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
@@ -14,9 +16,10 @@ void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::A
     latest_.preallocated = std::move(preallocated);
     ++latest_.version;
     for (const auto& e : events) {
-      events_.push_back(e);
-      ++event_count_;
-      if (events_.size() > max_events_) events_.pop_front();
+      const bool mark = e.kind == Event::Kind::kMark;
+      auto& ring = mark ? marks_ : events_;
+      ring.push_back({++event_count_, e});
+      if (ring.size() > (mark ? max_marks_ : max_events_)) ring.pop_front();
     }
     not_ready_.clear();
   }
@@ -64,12 +67,17 @@ std::uint64_t Hub::event_count() const {
   return event_count_;
 }
 
-std::vector<Event> Hub::EventsAfter(std::uint64_t count) const {
+std::vector<Event> Hub::EventsAfter(std::uint64_t count, std::uint64_t* newest) const {
   std::lock_guard lock(mu_);
+  if (newest != nullptr) *newest = event_count_;
+  const auto after = [count](const Numbered& n) { return n.sequence <= count; };
+  auto e = std::partition_point(events_.begin(), events_.end(), after);
+  auto m = std::partition_point(marks_.begin(), marks_.end(), after);
   std::vector<Event> out;
-  const std::uint64_t first = event_count_ - events_.size() + 1;  // sequence of events_[0]
-  for (std::uint64_t seq = std::max(first, count + 1); seq <= event_count_; ++seq) {
-    out.push_back(events_[seq - first]);
+  out.reserve(static_cast<std::size_t>((events_.end() - e) + (marks_.end() - m)));
+  while (e != events_.end() || m != marks_.end()) {
+    const bool take_event = m == marks_.end() || (e != events_.end() && e->sequence < m->sequence);
+    out.push_back(take_event ? (e++)->event : (m++)->event);
   }
   return out;
 }
@@ -77,12 +85,17 @@ std::vector<Event> Hub::EventsAfter(std::uint64_t count) const {
 std::vector<Event> Hub::EventsSince(std::chrono::system_clock::time_point since,
                                     std::size_t limit) const {
   std::lock_guard lock(mu_);
-  std::vector<Event> out;
-  for (auto it = events_.rbegin(); it != events_.rend() && out.size() < limit; ++it) {
-    if (it->time < since) continue;
-    out.push_back(*it);
+  std::vector<const Numbered*> picked;
+  for (const auto* ring : {&events_, &marks_}) {  // the other events first, then marks
+    for (auto it = ring->rbegin(); it != ring->rend() && picked.size() < limit; ++it) {
+      if (it->event.time >= since) picked.push_back(&*it);
+    }
   }
-  std::reverse(out.begin(), out.end());  // newest last
+  std::sort(picked.begin(), picked.end(),
+            [](const Numbered* a, const Numbered* b) { return a->sequence < b->sequence; });
+  std::vector<Event> out;
+  out.reserve(picked.size());
+  for (const Numbered* n : picked) out.push_back(n->event);  // newest last
   return out;
 }
 

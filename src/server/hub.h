@@ -17,7 +17,11 @@ namespace gpuwatch::server {
 
 class Hub {
  public:
-  explicit Hub(std::size_t max_events = 5000) : max_events_(max_events) {}
+  // Keeps the newest `max_events` events and, apart, the newest `max_marks`
+  // marks (which any local job may send): marks never push out an alert, a
+  // leak, a diagnosis or any other event.
+  explicit Hub(std::size_t max_events = 5000, std::size_t max_marks = 1000)
+      : max_events_(max_events), max_marks_(max_marks) {}
 
   // A new snapshot with the analysis state beside it, and the events it caused.
   void Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
@@ -33,9 +37,15 @@ class Hub {
   std::string NotReady() const;
   bool stopped() const;
 
-  // Events: each has a sequence number (1, 2, ...); the hub keeps the newest.
+  // Events: each has a sequence number (1, 2, ...), marks included; the hub
+  // keeps the newest of each ring. Both answers hold both kinds in sequence
+  // (time) order.
   std::uint64_t event_count() const;
-  std::vector<Event> EventsAfter(std::uint64_t count) const;  // sequence > count
+  // Sequence > count; `newest` (when given) gets the sequence of the newest
+  // event under the same lock, so a reader that goes on from it misses none.
+  std::vector<Event> EventsAfter(std::uint64_t count, std::uint64_t* newest = nullptr) const;
+  // The newest `limit` kept from `since` on; when more are kept, the other
+  // events come before marks, so a flood of marks never hides an alert.
   std::vector<Event> EventsSince(std::chrono::system_clock::time_point since,
                                  std::size_t limit) const;
 
@@ -49,15 +59,21 @@ class Hub {
   ExporterStats Stats() const;
 
  private:
+  struct Numbered {
+    std::uint64_t sequence = 0;
+    Event event;
+  };
   std::size_t max_events_;
+  std::size_t max_marks_;
   mutable std::mutex mu_;
   mutable std::condition_variable changed_;
   Published latest_;
   std::string not_ready_ = "starting";
   bool stopped_ = false;
   std::uint64_t wakes_ = 0;
-  std::deque<Event> events_;
-  std::uint64_t event_count_ = 0;  // sequence of the newest event
+  std::deque<Numbered> events_;    // GUARDED_BY(mu_): every kind but marks, by sequence
+  std::deque<Numbered> marks_;     // GUARDED_BY(mu_): marks, by sequence
+  std::uint64_t event_count_ = 0;  // GUARDED_BY(mu_): sequence of the newest event
   ExporterStats stats_;
 };
 

@@ -138,14 +138,14 @@ void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
                const MetricsOptions& o) {
   const Labels labels = DeviceLabels(d, hostname);
   w.Add("gpuwatch_gpu_up", Type::kGauge,
-        "1 when the GPU answers, 0 when it is lost or failing (see gpuwatch doctor)", labels,
-        d.health == DeviceHealth::kOk ? 1 : 0);
+        "1 when the GPU answers, 0 when it is lost, failing or not answering (see gpuwatch doctor)",
+        labels, d.health == DeviceHealth::kOk ? 1 : 0);
   Labels info = labels;
   for (FieldId id : {FieldId::kSerial, FieldId::kVbiosVersion, FieldId::kComputeCapability}) {
     info.emplace_back(Info(id).key, Text(d.fields[id]));
   }
   w.Add("gpuwatch_gpu_info", Type::kInfo, "Static facts of a GPU as labels", info, 1);
-  if (d.health != DeviceHealth::kOk) return;  // a lost GPU's values would be stale
+  if (d.health != DeviceHealth::kOk) return;  // a lost or hung GPU's values would be stale
   for (const auto& f : Catalogue()) {
     if (f.scope != Scope::kDevice || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
     if (auto v = Value(d.fields[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, labels, *v);

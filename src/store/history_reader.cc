@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <utility>
 
 #include "store/batch_writer.h"
 #include "store/schema.h"
@@ -146,8 +148,18 @@ Result<std::vector<DeviceRecord>> HistoryReader::Devices() {
     DeviceRecord d;
     d.id = q->Int(0);
     d.uuid = q->Text(1);
-    d.index = static_cast<int>(q->Int(2));
-    if (auto m = q->OptionalInt(3)) d.mig_index = static_cast<int>(*m);
+    const std::int64_t index = q->Int(2);
+    const std::optional<std::int64_t> mig = q->OptionalInt(3);
+    for (auto [column, value] :
+         {std::pair{"idx", std::optional(index)}, std::pair{"mig_index", mig}}) {
+      if (value && (*value < 0 || *value > kMaxDeviceIndex)) {
+        return Status::InvalidArgument(
+            fmt::format("table devices: {} {} (row id {}) is outside 0..{}: a damaged history?",
+                        column, *value, d.id, kMaxDeviceIndex));
+      }
+    }
+    d.index = static_cast<int>(index);
+    if (mig) d.mig_index = static_cast<int>(*mig);
     d.name = q->Text(4);
     d.memory_total_bytes = q->OptionalDouble(5);
     d.first_seen = FromMillis(q->Int(6));

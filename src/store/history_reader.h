@@ -24,6 +24,11 @@ namespace gpuwatch::store {
 class Db;
 struct Family;
 
+// The GPU (and MIG) indices a history may hold: NVML numbers GPUs from 0
+// and no machine has 64. Devices() refuses a row outside 0..kMaxDeviceIndex
+// rather than have its readers size anything by it.
+inline constexpr int kMaxDeviceIndex = 63;
+
 class HistoryReader {
  public:
   static Result<HistoryReader> Open(const std::string& path);
@@ -31,7 +36,9 @@ class HistoryReader {
   HistoryReader& operator=(HistoryReader&&) noexcept;
   ~HistoryReader();
 
-  // Every device ever recorded, by index then MIG index.
+  // Every device ever recorded, by index then MIG index. InvalidArgument
+  // naming the table, the row and the value when an index is outside
+  // 0..kMaxDeviceIndex (a damaged or forged file).
   Result<std::vector<DeviceRecord>> Devices();
   // Processes seen at some time within [from, to), by first seen.
   Result<std::vector<ProcessRecord>> Processes(TimePoint from, TimePoint to);

@@ -2,19 +2,23 @@
 // (the sampler's consumer) never waits on the disk. Bounded: when the queue is
 // full the oldest lines are dropped and counted. A write error (disk full) is
 // reported once through `on_error` and writing resumes when it can; nothing
-// already written is lost. Close() (and the destructor) writes what is queued.
+// already written is lost. The file only ever holds whole lines: a line the
+// disk took part of is cut off again (ftruncate), and where that cannot be
+// done (not a regular file) the next write starts with a newline, so the
+// piece stays on a line of its own, as it does when the file already ended
+// in one at Open(). Close() (and the destructor) writes what is queued.
 // Thread-safe.
 #pragma once
 
 #include <condition_variable>
 #include <cstdint>
-#include <cstdio>
 #include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpuwatch/status.h"
 
@@ -38,10 +42,14 @@ class LineFile {
   std::uint64_t failed_writes() const;
 
  private:
-  LineFile(std::FILE* file, std::string path, ErrorHandler on_error, std::size_t max_queued);
+  LineFile(int fd, bool partial_tail, std::string path, ErrorHandler on_error,
+           std::size_t max_queued);
   void Run(std::stop_token stop);
+  // Writes `batch` (lines with their newlines) at the end of the file and
+  // returns how many of them are there whole; `error` says why not all.
+  std::size_t Append(const std::vector<std::string>& batch, std::string& error);
 
-  std::FILE* file_;
+  const int fd_;  // opened O_APPEND
   const std::string path_;
   const ErrorHandler on_error_;
   const std::size_t max_queued_;
@@ -53,6 +61,9 @@ class LineFile {
   std::uint64_t pending_ = 0;      // GUARDED_BY(mu_): taken off the queue, not yet written
   bool failing_ = false;           // GUARDED_BY(mu_)
   bool closed_ = false;            // GUARDED_BY(mu_)
+  // The file ends in part of a line: the next write starts with a newline.
+  // Set by the constructor, then used by the writer thread alone.
+  bool partial_tail_;
   std::jthread writer_;
 };
 

@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -424,6 +425,44 @@ TEST_F(ReplayDir, FormatIsToldByContentNotByName) {
   EXPECT_EQ(j->format(), ReplayBackend::Format::kJsonLines);
   EXPECT_EQ(j->hostname(), "node-1");
   EXPECT_EQ(j->DeviceCount(), 2);
+}
+
+// A damaged or forged history: indices that would size the replay (100000
+// GPUs took 2.2 GB; 99999999999 had no bound) are refused, naming the table
+// and the value.
+TEST_F(ReplayDir, HistoryDeviceIndexOutsideTheRangeIsRefusedNamingTableAndValue) {
+  const std::string path = File("forged.db");
+  WriteSamples(*Writer(path), 0, 2);
+  for (const std::string idx : {"100000", "99999999999", "-1", "64"}) {
+    Sql(path, "UPDATE devices SET idx = " + idx + " WHERE uuid = 'GPU-1aaa'");
+    const std::string message = ErrorOf(path);
+    EXPECT_THAT(message, HasSubstr("history database '" + path + "'")) << idx;
+    EXPECT_THAT(message, HasSubstr("table devices: idx " + idx + " (row id ")) << idx;
+    EXPECT_THAT(message, HasSubstr("is outside 0..63")) << idx;
+  }
+  Sql(path, "UPDATE devices SET idx = 63 WHERE uuid = 'GPU-1aaa'");
+  auto highest = Replay(path);
+  ASSERT_TRUE(highest) << "63 is a GPU index like any other";
+  EXPECT_EQ(highest->DeviceCount(), 64);
+  Sql(path, "UPDATE devices SET idx = 1, mig_index = 100000 WHERE uuid = 'GPU-1aaa'");
+  EXPECT_THAT(ErrorOf(path), HasSubstr("table devices: mig_index 100000 (row id "));
+}
+
+TEST_F(ReplayDir, HistoryMustBeARegularFile) {
+  const std::string fifo = File("pipe.db");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(ErrorOf(fifo), HasSubstr(fifo + " is a FIFO, not a regular file"));
+  auto direct = replay::ReadHistoryRecording(fifo);
+  ASSERT_FALSE(direct);
+  EXPECT_THAT(direct.error().message(), HasSubstr(fifo + " is a FIFO"));
+  EXPECT_THAT(replay::ReadHistoryRecording("/dev/zero").error().message(),
+              HasSubstr("/dev/zero is a character device"));
+  const std::string link = File("link.db");
+  WriteSamples(*Writer(File("real.db")), 0, 2);
+  fs::create_symlink(File("real.db"), link);
+  auto b = Replay(link);
+  ASSERT_TRUE(b) << "a link to a regular file is that file";
+  EXPECT_EQ(b->samples(), 2u);
 }
 
 }  // namespace

@@ -1,12 +1,17 @@
 // ReplayBackend on recordings written by the JSON Lines serializer.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
+#include "../transport/file_size_limit.h"
 #include "backends/replay/replay_backend.h"
 #include "export/lines.h"
+#include "transport/line_file.h"
 
 namespace gpuwatch {
 namespace {
@@ -264,6 +269,213 @@ TEST_F(Recording, MalformedEventOrFrameworkLineIsAnErrorNamingFileAndLine) {
     EXPECT_THAT(b.error().message(), HasSubstr(path_.string() + want)) << line;
     EXPECT_EQ(b.error().code(), Status::Code::kInvalidArgument);
   }
+}
+
+std::vector<std::string> LinesOf(const fs::path& p) {
+  std::ifstream in(p);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+std::size_t Columns(const std::string& row) {
+  return static_cast<std::size_t>(std::count(row.begin(), row.end(), ',')) + 1;
+}
+
+std::string ErrorOf(const fs::path& p) {
+  auto b = replay::ReplayBackend::Open({p.string(), 0});
+  return b ? "no error" : b.error().message();
+}
+
+// Writes `lines(i)` for i in 0..9 to `path` through a LineFile, samples 5-7
+// with the disk full 40 bytes on: the first of them is cut mid-line.
+// Returns the warnings.
+int RecordWithAFullDisk(const fs::path& path,
+                        const std::function<std::vector<std::string>(int)>& lines) {
+  int warnings = 0;
+  auto f = LineFile::Open(path.string(), [&](const std::string&) { ++warnings; });
+  EXPECT_TRUE(f) << f.error().message();
+  if (!f) return -1;
+  const auto write = [&](int i) {
+    for (auto& line : lines(i)) (*f)->Write(std::move(line));
+    (*f)->Flush();
+  };
+  for (int i = 0; i < 5; ++i) write(i);
+  {
+    testing::FileSizeLimit full(fs::file_size(path) + 40);
+    EXPECT_TRUE(full.ok());
+    for (int i = 5; i < 8; ++i) write(i);
+  }
+  for (int i = 8; i < 10; ++i) write(i);
+  (*f)->Close();
+  return warnings;
+}
+
+// Fault 17: a disk that fills up mid-line. Records written short are cut
+// off again, so every line is whole: the file replays, the CSV keeps its
+// columns.
+TEST_F(Recording, ADiskFullMidLineLeavesOnlyWholeRecordsThatReplay) {
+  EXPECT_EQ(RecordWithAFullDisk(path_,
+                                [](int i) {
+                                  std::vector<std::string> out;
+                                  if (i == 0) out.push_back(JsonlHeader(Sample(0), "h"));
+                                  out.push_back(JsonlSample(Sample(i)));
+                                  return out;
+                                }),
+            1);
+  const std::vector<std::string> lines = LinesOf(path_);
+  ASSERT_EQ(lines.size(), 1u + 7u) << "the header, samples 0-4 and 8-9";
+  for (const auto& line : lines) {
+    EXPECT_TRUE(nlohmann::json::accept(line)) << "not a whole record: " << line;
+  }
+  auto b = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ((*b)->samples(), 7u);
+  EXPECT_TRUE((*b)->notes().empty()) << (*b)->notes()[0];
+  std::vector<std::chrono::system_clock::time_point> times;
+  for (std::size_t i = 0; i < 7; ++i) {
+    DeviceSample d;
+    (*b)->ReadDevice(0, AllFields(), false, d);
+    times.push_back(*(*b)->SampleTime());
+  }
+  EXPECT_EQ(times[4], kT0 + seconds(4));
+  EXPECT_EQ(times[5], kT0 + seconds(8)) << "nothing of 5-7, all of what came after";
+  EXPECT_EQ(times[6], kT0 + seconds(9));
+
+  const fs::path csv = path_.string() + ".csv";
+  fs::remove(csv);
+  EXPECT_EQ(RecordWithAFullDisk(csv,
+                                [](int i) {
+                                  std::vector<std::string> out = CsvRows(Sample(i));
+                                  if (i == 0) out.insert(out.begin(), CsvHeader());
+                                  return out;
+                                }),
+            1);
+  const std::vector<std::string> table = LinesOf(csv);
+  ASSERT_EQ(table.size(), 1u + 7u) << "the header, rows 0-4 and 8-9";
+  for (const auto& row : table) EXPECT_EQ(Columns(row), CsvColumns().size()) << row;
+  EXPECT_EQ(table.back(), CsvRows(Sample(9))[0]);
+  fs::remove(csv);
+}
+
+TEST_F(Recording, ABadLastLineIsSkippedWithANoteNamingFileAndLine) {
+  const std::string start = JsonlHeader(Sample(0), "h") + "\n" + JsonlSample(Sample(0)) + "\n" +
+                            JsonlSample(Sample(1)) + "\n";
+  const std::string cut = JsonlSample(Sample(2)).substr(0, 57);
+  for (const std::string& last : {cut, cut + "\n", std::string(300, '\0') + "\n"}) {
+    Write(start + last);
+    auto b = replay::ReplayBackend::Open({path_.string(), 0});
+    ASSERT_TRUE(b) << b.error().message();
+    EXPECT_EQ((*b)->samples(), 2u);
+    ASSERT_EQ((*b)->notes().size(), 1u);
+    EXPECT_THAT((*b)->notes()[0],
+                HasSubstr(path_.string() + ":4: the last line is not a whole JSON object"));
+  }
+  // In the middle, a line that is not JSON is still an error naming it.
+  Write(start + "not json\n" + JsonlSample(Sample(2)) + "\n");
+  EXPECT_THAT(ErrorOf(path_), HasSubstr(path_.string() + ":4: not a JSON object"));
+}
+
+// What a recorder leaves when it could not cut a short write off again: the
+// piece on a line of its own (LineFile starts the next write on a new line).
+TEST_F(Recording, ALineCutShortInTheMiddleIsSkippedWithANote) {
+  Write(JsonlHeader(Sample(0), "h") + "\n" + JsonlSample(Sample(0)) + "\n" +
+        JsonlSample(Sample(1)).substr(0, 80) + "\n" + JsonlSample(Sample(2)) + "\n" +
+        JsonlSample(Sample(3)).substr(0, 20) + "\n" + JsonlSample(Sample(4)) + "\n");
+  auto b = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(b) << b.error().message();
+  EXPECT_EQ((*b)->samples(), 3u);
+  ASSERT_EQ((*b)->notes().size(), 1u);
+  EXPECT_THAT((*b)->notes()[0], HasSubstr(path_.string() + ": 2 lines cut short"));
+  EXPECT_THAT((*b)->notes()[0], HasSubstr("lines 3, 5"));
+}
+
+TEST_F(Recording, WrongTypesAreErrorsNamingFileLineAndField) {
+  const std::string header = JsonlHeader(Sample(0), "h");
+  const std::string sample = JsonlSample(Sample(0));
+  const auto edit = [](const std::string& line, const std::function<void(nlohmann::json&)>& f) {
+    nlohmann::json j = nlohmann::json::parse(line);
+    f(j);
+    return j.dump();
+  };
+  using J = nlohmann::json;
+  const std::pair<std::string, std::string> cases[] = {
+      {edit(sample, [](J& j) { j["devices"][0]["index"] = "0"; }),
+       ":2: field devices[0].index: expected a whole number from 0 to 63, got \"0\""},
+      {edit(sample, [](J& j) { j["devices"][0]["fields"]["memory_used_bytes"] = "lots"; }),
+       ":2: field devices[0].fields.memory_used_bytes: expected a number, got \"lots\""},
+      {edit(sample, [](J& j) { j["devices"][0]["processes"][0]["pid"] = "42"; }),
+       ":2: field devices[0].processes[0].pid: expected a whole number of at least 0"},
+      {edit(sample, [](J& j) { j["devices"][0]["processes"][0]["start_ticks"] = -1; }),
+       ":2: field devices[0].processes[0].start_ticks: expected a whole number of at least 0, "
+       "got -1"},
+      {edit(sample, [](J& j) { j["devices"][0]["processes"][0]["user"] = 1000; }),
+       ":2: field devices[0].processes[0].user: expected text, got 1000"},
+      {edit(sample, [](J& j) { j["devices"][0]["processes"] = J::object(); }),
+       ":2: field devices[0].processes: expected an array, got an object"},
+      {edit(sample, [](J& j) { j["devices"][0]["health"] = false; }),
+       ":2: field devices[0].health: expected text, got false"},
+      {edit(sample,
+            [](J& j) {
+              j["devices"][0]["unavailable"]["fan_speed_ratio"] = {{"reason", 3}};
+            }),
+       ":2: field devices[0].unavailable.fan_speed_ratio.reason: expected text, got 3"},
+      {edit(sample, [](J& j) { j["devices"] = J::array({"GPU-0"}); }),
+       ":2: field devices[0]: expected an object, got \"GPU-0\""},
+      {edit(sample, [](J& j) { j["type"] = 5; }), ":2: field type: expected text, got 5"},
+      {edit(sample, [](J& j) { j["devices"][0]["index"] = 100000; }),
+       ":2: field devices[0].index: expected a whole number from 0 to 63, got 100000"},
+  };
+  for (const auto& [line, want] : cases) {
+    Write(header + "\n" + line + "\n" + sample + "\n");
+    EXPECT_THAT(ErrorOf(path_), HasSubstr(path_.string() + want)) << line;
+  }
+  const std::pair<std::string, std::string> headers[] = {
+      {edit(header, [](J& j) { j["hostname"] = 7; }), ":1: field hostname: expected text, got 7"},
+      {edit(header, [](J& j) { j["demo"] = "yes"; }),
+       ":1: field demo: expected true or false, got \"yes\""},
+      {edit(header, [](J& j) { j["devices"] = 1; }), ":1: field devices: expected an array, got 1"},
+      {edit(header, [](J& j) { j["devices"][0]["fields"]["name"] = 200; }),
+       ":1: field devices[0].fields.name: expected text, got 200"},
+      {edit(header, [](J& j) { j["host"]["driver_version"] = J::array(); }),
+       ":1: field host.driver_version: expected text, got an array"},
+      {edit(header, [](J& j) { j["schema"] = 1; }), ":1: field schema: expected text, got 1"},
+  };
+  for (const auto& [line, want] : headers) {
+    Write(line + "\n" + sample + "\n");
+    EXPECT_THAT(ErrorOf(path_), HasSubstr(path_.string() + want)) << line;
+  }
+}
+
+TEST_F(Recording, HostileSizesAndFilesAreRefusedNamingThem) {
+  const std::string sample = JsonlSample(Sample(0));
+  nlohmann::json many = nlohmann::json::parse(JsonlHeader(Sample(0), "h"));
+  many["devices"] = nlohmann::json::array();
+  for (int i = 0; i < 100000; ++i) many["devices"].push_back({{"index", i}});
+  Write(many.dump() + "\n" + sample + "\n");
+  EXPECT_THAT(ErrorOf(path_),
+              HasSubstr(path_.string() + ":1: 100000 GPUs, more than the 64 a recording may hold"));
+
+  // A file without newlines: one line, refused at 16 MiB, not read whole.
+  {
+    std::ofstream out(path_, std::ios::binary);
+    out << JsonlHeader(Sample(0), "h") << "\n" << sample << "\n";
+    const std::string block(1 << 20, 'x');
+    for (int i = 0; i < 17; ++i) out << block;
+  }
+  EXPECT_THAT(ErrorOf(path_), HasSubstr(path_.string() + ":3: a line longer than 16 MiB"));
+
+  // Not regular files: refused at once, never read or waited on.
+  EXPECT_THAT(ErrorOf("/dev/zero"), HasSubstr("/dev/zero is a character device"));
+  EXPECT_EQ(replay::RecordedHostname("/dev/zero"), "");
+  const fs::path fifo = path_.string() + ".fifo";
+  fs::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THAT(ErrorOf(fifo), HasSubstr(fifo.string() + " is a FIFO"));
+  EXPECT_EQ(replay::RecordedHostname(fifo.string()), "");
+  EXPECT_THAT(replay::ReadJsonlRecording(fifo.string()).error().message(), HasSubstr("a FIFO"));
+  EXPECT_THAT(replay::ReadHistoryRecording(fifo.string()).error().message(), HasSubstr("a FIFO"));
+  fs::remove(fifo);
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 // from a JSON Lines recording and from a SQLite history, and keep the
 // recorded machine's hostname.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <ctime>
@@ -168,6 +169,37 @@ TEST_F(CliReplayEverySample, ServeAtSpeedZeroWritesEveryRecordedSampleOnce) {
   std::string hostname;
   ExpectEverySampleOnceInOrder(Samples(out, &hostname), kSamples);
   EXPECT_EQ(hostname, "rec-node-7");
+}
+
+// A recording cut off mid-line (the recorder killed, the disk full) still
+// replays, with a note naming file:line; what is not a regular file is
+// refused at once (exit 2), never read (/dev/zero) or waited on (a FIFO).
+TEST_F(CliReplayEverySample, DamagedOrHostileFilesReplayOrFailNamingTheFile) {
+  const fs::path rec = WriteRecording(3);
+  std::ofstream(rec, std::ios::app) << R"({"type":"sample","time":"2026-11-25T08:2)";
+  const fs::path out = dir_ / "out.jsonl";
+  const CmdResult r =
+      Gpuwatch("watch --replay " + rec.string() + " --replay-speed 0 -q --jsonl " + out.string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::string hostname;
+  ExpectEverySampleOnceInOrder(Samples(out, &hostname), 3);
+  const CmdResult report = Gpuwatch("report " + rec.string() + " -o " + (dir_ / "r.html").string());
+  ASSERT_EQ(report.code, 0) << report.err;
+  EXPECT_NE(report.err.find("note: " + rec.string() + ":5: the last line is not a whole JSON"),
+            std::string::npos)
+      << report.err;
+
+  const fs::path fifo = dir_ / "pipe.jsonl";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const std::string& path : {std::string("/dev/zero"), fifo.string()}) {
+    for (const std::string& command : {"watch --replay " + path + " -q",
+                                       "report " + path + " -o " + (dir_ / "x.html").string()}) {
+      const CmdResult bad = Gpuwatch(command);
+      EXPECT_EQ(bad.code, 2) << command << ": " << bad.err;
+      EXPECT_NE(bad.err.find(path + " is a"), std::string::npos) << command << ": " << bad.err;
+      EXPECT_NE(bad.err.find("not a regular file"), std::string::npos) << bad.err;
+    }
+  }
 }
 
 }  // namespace

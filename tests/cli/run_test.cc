@@ -228,6 +228,19 @@ TEST_F(RunFixture, DiskFullWarnsOnceAndTheJobGoesOn) {
   EXPECT_NE(r.err.find("gpuwatch run summary"), std::string::npos);
 }
 
+TEST_F(RunFixture, ADriverThatNeverAnswersDoesNotHoldTheJobBack) {
+  // Device discovery blocks for good: after 10 s the job runs unmonitored.
+  std::ofstream(dir_ / "job.yaml", std::ios::trunc)
+      << "devices:\n  - {name: NVIDIA H200}\nfaults:\n  - hang: {call: nvmlDeviceGetCount_v2}\n";
+  const Out r = Run("--gpus 0", "sh -c 'exit 4'");
+  EXPECT_EQ(r.code, 4) << "the job's status: " << r.err;
+  EXPECT_NE(r.err.find("the job runs without GPU monitoring"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the driver did not answer in time: NVML initialisation (nvmlInit, device "
+                       "discovery) has not returned for 10 s"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST_F(RunFixture, WithoutADriverTheJobRunsUnmonitoredAfterOneWarning) {
   std::ofstream(dir_ / "job.yaml", std::ios::trunc) << "init_error: DRIVER_NOT_LOADED\n";
   const Out r =

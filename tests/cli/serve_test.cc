@@ -23,87 +23,15 @@
 #include <thread>
 
 #include "host/leases.h"
+#include "process_fixture.h"
 
 namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using nlohmann::json;
 
-std::string Slurp(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-class Serve : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gw-serve-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    fs::remove_all(dir_);
-  }
-  // Starts the daemon; `env` entries are set in the child only.
-  void Start(const std::vector<std::string>& args, const std::vector<std::string>& env = {}) {
-    pid_ = fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      const int log = open((dir_ / "log").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      dup2(log, STDERR_FILENO);
-      dup2(log, STDOUT_FILENO);
-      if (chdir(GPUWATCH_SOURCE_DIR) != 0) _exit(126);
-      unsetenv("GPUWATCH_FAKE_TIME");
-      for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
-      std::vector<std::string> all = {std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch"};
-      all.insert(all.end(), args.begin(), args.end());
-      std::vector<char*> argv;
-      for (auto& a : all) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-  }
-  // Waits until the log says where it listens; returns the port (0 if never).
-  int Port() {
-    const std::regex listening("listening on https?://127\\.0\\.0\\.1:(\\d+)/");
-    for (int i = 0; i < 300; ++i) {
-      std::smatch m;
-      const std::string log = Slurp(dir_ / "log");
-      if (std::regex_search(log, m, listening)) return std::stoi(m[1]);
-      std::this_thread::sleep_for(50ms);
-    }
-    return 0;
-  }
-  bool WaitForLog(const std::string& text) {
-    for (int i = 0; i < 300; ++i) {
-      if (Slurp(dir_ / "log").find(text) != std::string::npos) return true;
-      std::this_thread::sleep_for(50ms);
-    }
-    return false;
-  }
-  // Waits for the daemon to exit; its exit status, or -1.
-  int Exit() {
-    for (int i = 0; i < 200; ++i) {
-      int status = 0;
-      if (waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-      }
-      std::this_thread::sleep_for(50ms);
-    }
-    return -1;
-  }
-  fs::path dir_;
-  pid_t pid_ = -1;
-};
+using Serve = gpuwatch_test::ProcessTest;
+using gpuwatch_test::Slurp;
 
 TEST_F(Serve, WithoutADriverItServesAndSaysWhy) {
   Start({"serve", "--listen", "127.0.0.1:0"},

@@ -1,7 +1,7 @@
 // GPU leases on the server side: the lease series of /metrics (1/0 per GPU
 // and MIG device, the queue, who holds what only when opted in), the lease
 // keys of the JSON documents, and /api/v1/leases over a real socket reading a
-// real lease file.
+// real lease file, directly or through the daemon's cached reader.
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <unistd.h>
@@ -319,6 +319,46 @@ TEST_F(LeaseHttp, AnUnreadableFileIs503AndLeavesTheLeaseSeriesOut) {
   EXPECT_NE(metrics.find("gpuwatch_memory_used_bytes"), std::string::npos) << "the rest stays";
   const json snap = json::parse(client_->Get("/api/v1/snapshot")->body);
   EXPECT_NE(snap["lease_error"].get<std::string>().find("leases.json"), std::string::npos);
+}
+
+// As `gpuwatch serve` wires it: one parse per change of the file, however
+// many scrapes, and a change is seen at the next one.
+TEST_F(LeaseHttp, ScrapesOfAnUnchangedFileParseItOnce) {
+  auto me = host::ProcessLiveness("/proc").Identify(static_cast<std::uint32_t>(getpid()));
+  ASSERT_TRUE(me) << me.error().message();
+  ASSERT_TRUE(Book()
+                  .Update([&](host::LeaseTable& t) {
+                    host::Lease l = LeaseOn(kGpu0, "0");
+                    l.holders = {*me};
+                    t.leases.push_back(l);
+                  })
+                  .ok());
+  auto cache = std::make_shared<host::LeaseCache>(Book(), nullptr, std::chrono::nanoseconds(0));
+  Start([cache] { return cache->Read(); });
+  for (int i = 0; i < 10; ++i) {
+    ASSERT_EQ(Sample(client_->Get("/metrics")->body, "gpuwatch_gpu_leased", "gpu=\"0\""), "1");
+    ASSERT_EQ(json::parse(client_->Get("/api/v1/leases")->body)["leases"].size(), 1u);
+  }
+  EXPECT_EQ(cache->loads(), 1u) << "20 requests, one parse";
+  ASSERT_TRUE(Book().Update([](host::LeaseTable& t) { t.leases.clear(); }).ok());
+  EXPECT_EQ(Sample(client_->Get("/metrics")->body, "gpuwatch_gpu_leased", "gpu=\"0\""), "0");
+  EXPECT_EQ(cache->loads(), 2u);
+}
+
+TEST_F(LeaseHttp, AnOversizedFileIs503NamingTheBound) {
+  fs::create_directories(dir_);
+  { std::ofstream(dir_ / "leases.json") << "{"; }
+  fs::resize_file(dir_ / "leases.json", 26'000'000);
+  auto cache = std::make_shared<host::LeaseCache>(Book());
+  Start([cache] { return cache->Read(); });
+  auto leases = client_->Get("/api/v1/leases");
+  ASSERT_TRUE(leases);
+  EXPECT_EQ(leases->status, 503);
+  EXPECT_NE(leases->body.find("leases.json: lease file: 26000000 bytes, more than the 1048576 "
+                              "(1 MiB) a lease file may hold"),
+            std::string::npos)
+      << leases->body;
+  EXPECT_EQ(client_->Get("/metrics")->body.find("gpuwatch_gpu_leased"), std::string::npos);
 }
 
 TEST_F(LeaseHttp, WithoutALeaseSourceTheEndpointIsNotThere) {

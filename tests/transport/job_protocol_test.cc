@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -149,6 +150,98 @@ TEST(JobSocket, AtAPathForTheDaemonNamesTheSenderAndGuardsThePath) {
   }
   auto replaced = JobSocket::CreateAt(path);
   EXPECT_TRUE(replaced) << replaced.error().message();
+}
+
+TEST(MarkLimiter, ABurstThenTheRateAndOneWarningPerSender) {
+  MarkLimiter limiter(10, 100);
+  const auto t0 = std::chrono::steady_clock::time_point(std::chrono::hours(1));
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(limiter.Take(7, t0), MarkLimiter::Verdict::kPass) << i;
+  EXPECT_EQ(limiter.Take(7, t0), MarkLimiter::Verdict::kFirstDrop);
+  EXPECT_EQ(limiter.Take(7, t0), MarkLimiter::Verdict::kDrop) << "one warning per sender";
+  EXPECT_EQ(limiter.Take(8, t0), MarkLimiter::Verdict::kPass) << "each sender has its own";
+  const auto t1 = t0 + std::chrono::seconds(1);
+  for (int i = 0; i < 10; ++i) ASSERT_EQ(limiter.Take(7, t1), MarkLimiter::Verdict::kPass) << i;
+  EXPECT_EQ(limiter.Take(7, t1), MarkLimiter::Verdict::kDrop);
+}
+
+std::string DaemonSocketPath(const char* name) {
+  const std::string path = testing::TempDir() + "gw-" + name + "-" + std::to_string(getpid());
+  std::filesystem::remove(path);
+  return path;
+}
+
+TEST(JobSocket, AMarkFloodFromOneSenderIsLimitedAndCounted) {
+  auto socket = JobSocket::CreateAt(DaemonSocketPath("marks"));
+  ASSERT_TRUE(socket) << socket.error().message();
+  const auto start = std::chrono::steady_clock::now();
+  std::string flood;
+  for (int i = 0; i < 20'000; ++i) flood += "mark step=" + std::to_string(i) + "\n";
+  flood += "mem framework=torch device=0 allocated=7\n";
+  const int fd = SendTo((*socket)->path(), flood);
+  ASSERT_GE(fd, 0);
+  std::vector<JobSocket::Received> got;
+  for (int i = 0; i < 500 && (got.empty() || got.back().message.kind != JobMessage::Kind::kMemory);
+       ++i) {
+    for (auto& r : (*socket)->Drain()) got.push_back(std::move(r));
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  close(fd);
+  const double elapsed_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_FALSE(got.empty());
+  EXPECT_EQ(got.back().message.kind, JobMessage::Kind::kMemory) << "memory is not limited";
+  const std::uint64_t marks = got.size() - 1;
+  EXPECT_GE(marks, 100u) << "the burst";
+  EXPECT_LE(marks, 100u + static_cast<std::uint64_t>(10 * elapsed_s) + 1);
+  EXPECT_EQ(got[99].message.mark_value, "99");
+  EXPECT_EQ((*socket)->dropped_marks(), 20'000u - marks) << "every other mark is counted";
+  const auto errors = (*socket)->DrainErrors();
+  ASSERT_EQ(errors.size(), 1u) << "one warning for the sender";
+  EXPECT_EQ(errors[0], "pid " + std::to_string(getpid()) +
+                           " sends more than 10 marks a second (after a burst of 100): the rest "
+                           "are dropped");
+}
+
+TEST(JobSocket, AFloodOfIdleConnectionsDoesNotStopANewJobsReport) {
+  auto socket = JobSocket::CreateAt(DaemonSocketPath("idle"));
+  ASSERT_TRUE(socket) << socket.error().message();
+  const std::string path = (*socket)->path();
+  constexpr int kIdle = 3000;
+  std::atomic<int> opened = 0;
+  std::vector<int> idle;
+  std::thread flood([&] {
+    for (int i = 0; i < kIdle; ++i) {
+      const int fd = SendTo(path, "");
+      if (fd >= 0) idle.push_back(fd);
+      ++opened;
+    }
+  });
+  while (opened < kIdle / 2) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  // Another process, halfway through the flood.
+  const std::string cmd =
+      "GPUWATCH_SOCKET=" + path + " " + GPUWATCH_BINARY_DIR +
+      "/tests/transport/job_client 'mem framework=torch device=0 allocated=123'";
+  const int rc = std::system(cmd.c_str());
+  flood.join();
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(idle.size(), static_cast<std::size_t>(kIdle)) << "every connection was taken";
+  std::vector<JobSocket::Received> got;
+  for (int i = 0; i < 250 && got.empty(); ++i) {
+    got = (*socket)->Drain();
+    if (got.empty()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (int fd : idle) close(fd);
+  ASSERT_EQ(got.size(), 1u) << "the job's report got through";
+  EXPECT_EQ(got[0].message.bytes.at("allocated"), 123.0);
+  ASSERT_TRUE(got[0].sender_pid);
+  EXPECT_NE(*got[0].sender_pid, static_cast<std::uint32_t>(getpid()));
+  EXPECT_GE((*socket)->closed_idle(), static_cast<std::uint64_t>(kIdle - 256));
+  const auto errors = (*socket)->DrainErrors();
+  ASSERT_FALSE(errors.empty());
+  EXPECT_NE(errors[0].find("256 connections open: closing the longest idle of pid " +
+                           std::to_string(getpid()) + " for new ones"),
+            std::string::npos)
+      << errors[0];
 }
 
 TEST(JobSocket, ABadLineIsQuotedWithItsControlCharactersWrittenOut) {

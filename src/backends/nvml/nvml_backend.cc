@@ -6,6 +6,7 @@
 #include "backends/nvml/nvml_probes.h"
 #include "backends/nvml/nvml_processes.h"
 #include "backends/nvml/plausibility.h"
+#include "core/driver_calls.h"
 
 namespace gpuwatch::nvml {
 namespace {
@@ -29,6 +30,7 @@ nvmlReturn_t HandleByIndex(const Api& api, unsigned i, nvmlDevice_t* handle) {
 }  // namespace
 
 Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Open(const NvmlOptions& options) {
+  const DriverCallScope scope("NVML initialisation (nvmlInit, device discovery)");
   auto lib = NvmlLibrary::Load(options.library_path);
   if (!lib) return lib.error();
   const Api& api = (*lib)->api();
@@ -73,6 +75,7 @@ NvmlBackend::~NvmlBackend() {
 }
 
 HostFields NvmlBackend::ReadHost() {
+  const DriverCallScope scope("reading the driver and CUDA versions");
   HostFields h;
   const Api& api = lib_->api();
   auto text = [&](auto fn, std::string_view call, FieldId id) {
@@ -118,6 +121,7 @@ void NvmlBackend::MarkLost(DeviceSample& out, const std::string& detail) {
 }
 
 void NvmlBackend::ReadDevice(int index, const FieldMask& which, bool processes, DeviceSample& out) {
+  const DriverCallScope scope(fmt::format("reading GPU {}", index));
   out.index = index;
   out.fields[FieldId::kIndex] = Reading::Number(index);
   if (index < 0 || index >= DeviceCount()) {
@@ -200,6 +204,7 @@ void NvmlBackend::ReadProcesses(DeviceState& state, DeviceSample& out) {
 
 std::vector<DeviceSample> NvmlBackend::ReadMigDevices(int index, const FieldMask& which,
                                                       bool processes) {
+  const DriverCallScope scope(fmt::format("reading the MIG devices of GPU {}", index));
   std::vector<DeviceSample> out;
   if (index < 0 || index >= DeviceCount()) return out;
   DeviceState& parent = devices_[static_cast<std::size_t>(index)];

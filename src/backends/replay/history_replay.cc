@@ -12,6 +12,7 @@
 #include <set>
 
 #include "backends/replay/recording.h"
+#include "backends/replay/recording_file.h"
 #include "store/history_reader.h"
 #include "store/schema.h"
 #include "store/sqlite.h"
@@ -292,6 +293,8 @@ std::vector<std::string> Notes(const Gpus& gpus, const std::set<int>& sampled, T
 }  // namespace
 
 Result<Recording> ReadHistoryRecording(const std::string& path) {
+  // SQLite opens what it is given: a FIFO would block it, a device feed it.
+  if (Status s = CheckRecordingFile(path); !s.ok()) return s;
   Result<store::HistoryReader> opened = store::HistoryReader::Open(path);
   if (!opened) return opened.error();
   Result<Layout> layout = ReadLayout(path);

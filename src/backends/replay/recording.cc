@@ -2,10 +2,10 @@
 
 #include <fmt/format.h>
 
-#include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <string_view>
+
+#include "backends/replay/recording_file.h"
 
 namespace gpuwatch::replay {
 namespace {
@@ -16,30 +16,27 @@ constexpr std::string_view kSqliteMagic{"SQLite format 3\0", 16};
 }  // namespace
 
 Result<Recording> ReadRecording(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument(
-        fmt::format("{} is a directory, not a recording (--jsonl) or a history (--db)", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot read the recording {}", path));
-  char head[kSqliteMagic.size()] = {};
-  in.read(head, sizeof head);
-  const auto got = static_cast<std::size_t>(in.gcount());
-  if (got == 0) {
+  Result<RecordingFile> file = RecordingFile::Open(path);  // a regular file
+  if (!file) return file.error();
+  Result<std::string> head = file->Head(kSqliteMagic.size());
+  if (!head) return head.error();
+  if (head->empty()) {
     return Status::InvalidArgument(fmt::format(
         "{}: empty file, neither a --jsonl recording nor a --db history database", path));
   }
-  if (std::string_view(head, got) == kSqliteMagic) return ReadHistoryRecording(path);
+  if (*head == kSqliteMagic) return ReadHistoryRecording(path);
   return ReadJsonlRecording(path);
 }
 
 std::string RecordedHostname(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  Result<RecordingFile> file = RecordingFile::Open(path);
+  if (!file) return "";
   std::string line;
   // Events may come before the header (a mark before the first sample);
   // anything else first means it is not a JSON Lines recording.
-  while (std::getline(in, line)) {
+  for (;;) {
+    Result<bool> more = file->NextLine(line);
+    if (!more || !*more) return "";
     if (line.empty()) continue;
     if (line.starts_with(kSqliteMagic)) return "";
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
@@ -52,7 +49,6 @@ std::string RecordedHostname(const std::string& path) {
     }
     if (*type != "event") return "";
   }
-  return "";
 }
 
 }  // namespace gpuwatch::replay

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <map>
 #include <string>
 #include <vector>
@@ -16,6 +17,12 @@
 #include "gpuwatch/status.h"
 
 namespace gpuwatch::replay {
+
+// GPU indices a recording may hold are 0 .. kMaxRecordedGpus - 1, and a GPU
+// at most kMaxRecordedProcesses processes in one sample: a file claiming
+// more is refused rather than read into memory (100000 GPUs of 4.5 KB each).
+inline constexpr int kMaxRecordedGpus = 64;
+inline constexpr std::size_t kMaxRecordedProcesses = 4096;
 
 enum class RecordingFormat {
   kJsonLines,  // gpuwatch.jsonl/1
@@ -52,9 +59,14 @@ struct Recording {
 };
 
 // Reads `path` as whichever format its first bytes say (SQLite files start
-// with "SQLite format 3\0"; anything else is read as JSON Lines). Errors name
-// the file: NotFound when it cannot be read, InvalidArgument when it is not a
-// gpuwatch recording or holds no samples.
+// with "SQLite format 3\0"; anything else is read as JSON Lines). Only a
+// regular file is read (not /dev/zero, not a FIFO). Errors name the file:
+// NotFound when it cannot be read, InvalidArgument when it is not a regular
+// file, not a gpuwatch recording or holds no samples; a bad JSON line is an
+// error naming file:line and the field, except a last line that is not
+// JSON (a recording cut off while it was written) and a line cut short in
+// the middle (a write that stopped part-way): those are skipped, with a
+// note naming file:line.
 Result<Recording> ReadRecording(const std::string& path);
 
 // The hostname `path` names in its JSON Lines header, read without its

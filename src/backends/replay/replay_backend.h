@@ -33,9 +33,11 @@ class ReplayBackend final : public Backend {
   using Format = RecordingFormat;
   using Sample = RecordedSample;
 
-  // Reads the whole file (either format, told apart by content). A
-  // malformed JSON line is an error naming file:line; a file that is not a
-  // gpuwatch recording or history, or holds no samples, an error naming it.
+  // Reads the whole file (either format, told apart by content; a regular
+  // file only). A malformed JSON line is an error naming file:line (and the
+  // field), except a bad last line or a line cut short, skipped with a note;
+  // a file that is not a gpuwatch recording or history, or holds no
+  // samples, an error naming it.
   static Result<std::unique_ptr<ReplayBackend>> Open(const ReplayOptions& options);
 
   const BackendInfo& info() const override { return recording_.info; }

@@ -1,0 +1,89 @@
+#include "backends/replay/json_members.h"
+
+#include <fmt/format.h>
+
+namespace gpuwatch::replay {
+namespace {
+
+// What a value is, for "got ...": numbers and short strings as they are.
+std::string Got(const nlohmann::json& v) {
+  if (v.is_number() || v.is_boolean()) return v.dump();
+  if (v.is_string()) {
+    const auto& s = v.get_ref<const std::string&>();
+    return s.size() <= 32
+               ? nlohmann::json(s).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace)
+               : "a string";
+  }
+  if (v.is_object()) return "an object";
+  if (v.is_array()) return "an array";
+  return std::string(v.type_name());
+}
+
+}  // namespace
+
+const nlohmann::json* Members::Find(const json& object, std::string_view key) {
+  if (!object.is_object()) return nullptr;
+  const auto it = object.find(key);
+  if (it == object.end() || it->is_null()) return nullptr;
+  return &*it;
+}
+
+std::string Members::Path(std::string_view at, std::string_view key) {
+  return at.empty() ? std::string(key) : fmt::format("{}.{}", at, key);
+}
+
+std::string Members::Path(std::string_view at, std::string_view key, std::size_t index) {
+  return fmt::format("{}[{}]", Path(at, key), index);
+}
+
+void Members::Wrong(const std::string& path, std::string_view expected, const json& got) {
+  if (error_.empty())
+    error_ = fmt::format("field {}: expected {}, got {}", path, expected, Got(got));
+}
+
+std::string Members::Text(const json& object, std::string_view at, std::string_view key,
+                          std::string fallback) {
+  const json* v = Find(object, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_string()) {
+    Wrong(Path(at, key), "text", *v);
+    return fallback;
+  }
+  return v->get<std::string>();
+}
+
+bool Members::Flag(const json& object, std::string_view at, std::string_view key, bool fallback) {
+  const json* v = Find(object, key);
+  if (v == nullptr) return fallback;
+  if (!v->is_boolean()) {
+    Wrong(Path(at, key), "true or false", *v);
+    return fallback;
+  }
+  return v->get<bool>();
+}
+
+const nlohmann::json& Members::Array(const json& object, std::string_view at,
+                                     std::string_view key) {
+  static const json kEmpty = json::array();
+  const json* v = Find(object, key);
+  if (v == nullptr) return kEmpty;
+  if (!v->is_array()) {
+    Wrong(Path(at, key), "an array", *v);
+    return kEmpty;
+  }
+  return *v;
+}
+
+const nlohmann::json& Members::Object(const json& object, std::string_view at,
+                                      std::string_view key) {
+  static const json kEmpty = json::object();
+  const json* v = Find(object, key);
+  if (v == nullptr) return kEmpty;
+  if (!v->is_object()) {
+    Wrong(Path(at, key), "an object", *v);
+    return kEmpty;
+  }
+  return *v;
+}
+
+}  // namespace gpuwatch::replay

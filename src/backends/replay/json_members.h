@@ -1,0 +1,80 @@
+// The members of one JSON Lines line, read with their types checked. A
+// member of the wrong type, or a number out of range, is noted with its
+// path in the line (`devices[0].index: expected an integer from 0 to 63,
+// got "0"`) and its fallback returned, so a reader reads the line through
+// and asks error() once; the first such member is the one named. Absent
+// and null members take their fallback. Never throws (nlohmann's get and
+// value do on a wrong type). One line, one owner.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace gpuwatch::replay {
+
+class Members {
+ public:
+  using json = nlohmann::json;
+
+  // `at` is the path of `object` in the line ("devices[0]"; "" for the
+  // line itself), `object` a JSON object.
+  std::string Text(const json& object, std::string_view at, std::string_view key,
+                   std::string fallback = {});
+  bool Flag(const json& object, std::string_view at, std::string_view key, bool fallback);
+  template <typename T>
+  std::optional<T> Integer(const json& object, std::string_view at, std::string_view key,
+                           T lo = std::numeric_limits<T>::min(),
+                           T hi = std::numeric_limits<T>::max());
+  // The array or object member `key`; an empty one when absent, null or
+  // of another type (which is noted).
+  const json& Array(const json& object, std::string_view at, std::string_view key);
+  const json& Object(const json& object, std::string_view at, std::string_view key);
+
+  // Notes that `path` should have been `expected` and was `got`.
+  void Wrong(const std::string& path, std::string_view expected, const json& got);
+  // "field devices[0].index: expected an integer, got a string"; "" when
+  // every member read so far had its type.
+  const std::string& error() const { return error_; }
+
+  static std::string Path(std::string_view at, std::string_view key);
+  static std::string Path(std::string_view at, std::string_view key, std::size_t index);
+
+ private:
+  // The member `key` of `object`, nullptr when absent or null.
+  static const json* Find(const json& object, std::string_view key);
+  std::string error_;
+};
+
+template <typename T>
+std::optional<T> Members::Integer(const json& object, std::string_view at, std::string_view key,
+                                  T lo, T hi) {
+  const json* v = Find(object, key);
+  if (v == nullptr) return std::nullopt;
+  bool fits = false;
+  if (v->is_number_unsigned()) {
+    const auto u = v->get<std::uint64_t>();
+    fits = std::cmp_greater_equal(u, lo) && std::cmp_less_equal(u, hi);
+  } else if (v->is_number_integer()) {
+    const auto i = v->get<std::int64_t>();
+    fits = std::cmp_greater_equal(i, lo) && std::cmp_less_equal(i, hi);
+  }
+  if (!fits) {
+    const bool whole_range =
+        lo == std::numeric_limits<T>::min() && hi == std::numeric_limits<T>::max();
+    Wrong(Path(at, key),
+          whole_range && lo == 0 ? "a whole number of at least 0"
+          : whole_range          ? "a whole number"
+                        : "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi),
+          *v);
+    return std::nullopt;
+  }
+  return v->is_number_unsigned() ? static_cast<T>(v->get<std::uint64_t>())
+                                 : static_cast<T>(v->get<std::int64_t>());
+}
+
+}  // namespace gpuwatch::replay

@@ -1,0 +1,78 @@
+// The hub's event rings: a flood of marks (which any local job may send over
+// `serve --socket`) never pushes out an alert, and the API and the stream get
+// both kinds in time order.
+#include "server/hub.h"
+
+#include <gtest/gtest.h>
+
+namespace gpuwatch::server {
+namespace {
+
+using std::chrono::seconds;
+using std::chrono::system_clock;
+
+const system_clock::time_point kT0 = system_clock::time_point(seconds(1796033018));
+
+Event Make(Event::Kind kind, int at_s, std::string message) {
+  Event e;
+  e.time = kT0 + seconds(at_s);
+  e.kind = kind;
+  e.source = kind == Event::Kind::kMark ? "step" : "gpu_hot";
+  e.message = std::move(message);
+  return e;
+}
+
+void Publish(Hub& hub, const std::vector<Event>& events) {
+  hub.Publish(std::make_shared<Snapshot>(), {}, {}, events);
+}
+
+std::vector<std::string> Messages(const std::vector<Event>& events) {
+  std::vector<std::string> out;
+  for (const auto& e : events) out.push_back(e.message);
+  return out;
+}
+
+TEST(Hub, AFloodOfMarksNeverPushesOutAnAlert) {
+  Hub hub;  // 5000 events, 1000 marks
+  Publish(hub, {Make(Event::Kind::kAlertFiring, 0, "GPU 0 is hot")});
+  // 20,000 marks in 2 s, as the probe sent them, a snapshot's worth at a time.
+  for (int batch = 0; batch < 20; ++batch) {
+    std::vector<Event> marks;
+    for (int i = 0; i < 1000; ++i) {
+      marks.push_back(Make(Event::Kind::kMark, 1, "step " + std::to_string(batch * 1000 + i)));
+    }
+    Publish(hub, marks);
+  }
+  EXPECT_EQ(hub.event_count(), 20'001u) << "every event is numbered";
+
+  const auto all = hub.EventsAfter(0);
+  ASSERT_EQ(all.size(), 1001u);
+  EXPECT_EQ(all.front().message, "GPU 0 is hot") << "the SSE stream still has the alert";
+  EXPECT_EQ(all[1].message, "step 19000") << "the newest 1000 marks, in order";
+  EXPECT_EQ(all.back().message, "step 19999");
+
+  const auto api = hub.EventsSince(kT0, 1000);  // /api/v1/events' default limit
+  ASSERT_EQ(api.size(), 1000u);
+  EXPECT_EQ(api.front().message, "GPU 0 is hot") << "not hidden behind 1000 marks";
+  EXPECT_EQ(api[1].message, "step 19001");
+  EXPECT_EQ(api.back().message, "step 19999");
+}
+
+TEST(Hub, BothKindsComeInTimeOrderAndEachRingKeepsItsNewest) {
+  Hub hub(/*max_events=*/2, /*max_marks=*/2);
+  Publish(hub, {Make(Event::Kind::kAlertFiring, 0, "a1"), Make(Event::Kind::kMark, 1, "m1"),
+                Make(Event::Kind::kDiagnosis, 2, "d1")});
+  Publish(hub, {Make(Event::Kind::kMark, 3, "m2"), Make(Event::Kind::kAlertResolved, 4, "a2"),
+                Make(Event::Kind::kMark, 5, "m3")});
+  EXPECT_EQ(Messages(hub.EventsAfter(0)), (std::vector<std::string>{"d1", "m2", "a2", "m3"}))
+      << "a1 and m1 pushed out, each by its own kind";
+  EXPECT_EQ(Messages(hub.EventsAfter(4)), (std::vector<std::string>{"a2", "m3"}))
+      << "the stream's cursor is the sequence across both rings";
+  EXPECT_EQ(Messages(hub.EventsSince(kT0 + seconds(3), 10)),
+            (std::vector<std::string>{"m2", "a2", "m3"}));
+  EXPECT_EQ(Messages(hub.EventsSince(kT0, 3)), (std::vector<std::string>{"d1", "a2", "m3"}))
+      << "over the limit, the other events before marks, then in time order";
+}
+
+}  // namespace
+}  // namespace gpuwatch::server
