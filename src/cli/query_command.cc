@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/device_filter.h"
+#include "cli/hang_report.h"
 #include "cli/signals.h"
 #include "export/smi_format.h"
 #include "gpuwatch/units.h"
@@ -88,6 +89,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   if (!loop) return Fail("gpuwatch query: " + loop.error().message(), kExitUsage, false);
   const std::chrono::milliseconds period = *loop;
 
+  const HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
 

@@ -10,6 +10,7 @@
 
 #include "cli/claim_options.h"
 #include "cli/commands.h"
+#include "cli/hang_report.h"
 #include "cli/signals.h"
 #include "host/proc_files.h"
 #include "host/proc_parse.h"
@@ -81,6 +82,7 @@ int RunSelect(const CommonArgs& common, const SelectArgs& args) {
     request->command = CommandOf(pid);
   }
 
+  const HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";

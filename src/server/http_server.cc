@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <charconv>
+#include <cmath>
 #include <optional>
 #include <set>
 
@@ -29,7 +30,8 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, json{{"error", message}}, status);
 }
 
-// A query parameter as a number; `what` names it in the error.
+// A query parameter as a number, finite and within +-1e11 (times are Unix
+// seconds: the year 5138; larger would overflow the clock's integer).
 Result<double> NumberParam(const httplib::Request& req, const char* name, double fallback) {
   if (!req.has_param(name)) return fallback;
   const std::string v = req.get_param_value(name);
@@ -37,6 +39,10 @@ Result<double> NumberParam(const httplib::Request& req, const char* name, double
   const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), out);
   if (ec != std::errc() || end != v.data() + v.size()) {
     return Status::InvalidArgument(fmt::format("parameter {}: \"{}\" is not a number", name, v));
+  }
+  if (!std::isfinite(out) || std::fabs(out) > 1e11) {
+    return Status::InvalidArgument(
+        fmt::format("parameter {}: {} is out of range (at most 1e11 either way)", name, v));
   }
   return out;
 }
@@ -318,6 +324,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     }
     if (*to <= *from) return SendError(res, 400, "parameter to must be after from");
     if (*step < 0) return SendError(res, 400, "parameter step must be >= 0");
+    if (*device < 0 || *device > 1e6 || *device != std::floor(*device)) {
+      return SendError(res, 400, "parameter device: a GPU index (0, 1, ...)");
+    }
     q.device = static_cast<int>(*device);
     q.from = FromUnix(*from);
     q.to = FromUnix(*to);

@@ -68,6 +68,16 @@ TEST_F(Hang, SigintEndsAQueryLoopStuckInARead) {
       << Slurp(dir_ / "log");
 }
 
+TEST_F(Hang, AOneShotStatusSaysWhichCallHangs) {
+  Start({}, {Fake(), ReadHangs(), "GPUWATCH_FAKE_TIME=10"});  // `gpuwatch`: the status screen
+  ASSERT_TRUE(
+      WaitForLog("gpuwatch: warning: reading GPU 0 has not returned for 10 s (a hung "
+                 "driver?); still waiting, Ctrl-C to stop"))
+      << Slurp(dir_ / "log");
+  kill(pid_, SIGINT);  // no handler: the default action ends it at once
+  EXPECT_EQ(Exit(), -1) << Slurp(dir_ / "log");
+}
+
 TEST_F(Hang, ServeSaysDiscoveryHangsAndStillStopsOnSigterm) {
   Start({"serve", "--listen", "127.0.0.1:0", "--hostname", "node1"}, {Fake(), DiscoveryHangs()});
   const int port = Port();

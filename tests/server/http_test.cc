@@ -129,6 +129,15 @@ TEST_F(Http, JsonApi) {
   EXPECT_EQ(field->status, 400);
   EXPECT_NE(field->body.find("\\\"nope\\\" is not a device field"), std::string::npos);
   EXPECT_EQ(client_->Get("/api/v1/history?from=10&to=5")->status, 400);
+  // Found by http_fuzzer: times beyond the clock's range were an undefined cast.
+  for (const char* path :
+       {"/api/v1/events?since=1e308", "/api/v1/events?since=-inf", "/api/v1/history?from=nan",
+        "/api/v1/history?to=1e300", "/api/v1/history?device=1e11", "/api/v1/history?device=-1",
+        "/api/v1/history?device=0.5", "/api/v1/events?limit=1e300"}) {
+    auto r = client_->Get(path);
+    ASSERT_TRUE(r) << path;
+    EXPECT_EQ(r->status, 400) << path << ": " << r->body;
+  }
   EXPECT_EQ(client_->Get("/api/v1/nothing")->status, 404);
 }
 

@@ -1,0 +1,38 @@
+#include "cli/hang_report.h"
+
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "core/driver_calls.h"
+
+namespace gpuwatch::cli {
+
+HangReport::HangReport(std::chrono::milliseconds after) {
+  thread_ = std::thread([this, after] {
+    std::optional<std::chrono::steady_clock::time_point> reported;  // the call said last
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+      const auto call = OldestDriverCall();
+      if (!call || call->since == reported) continue;
+      if (std::chrono::steady_clock::now() - call->since < after) continue;
+      reported = call->since;
+      if (auto what = DescribeHungCall(after)) {
+        std::cerr << "gpuwatch: warning: " << *what
+                  << " (a hung driver?); still waiting, Ctrl-C to stop\n"
+                  << std::flush;
+      }
+    }
+  });
+}
+
+HangReport::~HangReport() {
+  {
+    std::lock_guard lock(mu_);
+    done_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+}  // namespace gpuwatch::cli
