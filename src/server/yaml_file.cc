@@ -19,18 +19,15 @@ Result<YAML::Node> LoadYamlFile(const std::string& path, std::string_view option
     }
     return text.error().WithContext(option);
   }
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(*text);
-  } catch (const YAML::ParserException& e) {
-    return Status::InvalidArgument(fmt::format("{}: {}", YamlWhere(path, e.mark), e.msg));
-  }
-  if (Status s = rules::CheckOneDocument(documents, *text, path,
-                                         fmt::format("{} is one document", option));
+  if (Status s = rules::CheckOneDocument(*text, path, fmt::format("{} is one document", option));
       !s.ok()) {
     return s;
   }
-  return documents.empty() ? YAML::Node() : documents.front();
+  try {
+    return YAML::Load(*text);
+  } catch (const YAML::ParserException& e) {
+    return Status::InvalidArgument(fmt::format("{}: {}", YamlWhere(path, e.mark), e.msg));
+  }
 }
 
 }  // namespace gpuwatch::server

@@ -62,22 +62,21 @@ class RuleFileParser {
 
  private:
   Result<RuleSet> ParseUnguarded() {
-    std::vector<YAML::Node> documents;
-    try {
-      documents = YAML::LoadAll(std::string(text_));
-    } catch (const YAML::ParserException& e) {
-      return At(e.mark, e.msg);
-    } catch (const YAML::Exception& e) {
-      return Status::InvalidArgument(fmt::format("{}: {}", file_, e.what()));
-    }
     // Silently reading only the first would drop every rule after the '---'.
-    if (Status s = CheckOneDocument(documents, text_, file_,
+    if (Status s = CheckOneDocument(text_, file_,
                                     "a rule file is one document; put every rule in its one "
                                     "'rules:' list");
         !s.ok()) {
       return s;
     }
-    const YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
+    YAML::Node root;
+    try {
+      root = YAML::Load(std::string(text_));
+    } catch (const YAML::ParserException& e) {
+      return At(e.mark, e.msg);
+    } catch (const YAML::Exception& e) {
+      return Status::InvalidArgument(fmt::format("{}: {}", file_, e.what()));
+    }
     if (!root.IsMap()) {
       if (root.IsNull()) {
         return Status::InvalidArgument(

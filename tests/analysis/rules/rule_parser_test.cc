@@ -6,6 +6,8 @@
 
 #include <fstream>
 
+#include "analysis/rules/yaml_document.h"
+
 namespace gpuwatch::rules {
 namespace {
 
@@ -13,6 +15,25 @@ std::string ErrorOf(std::string_view yaml, ParseOptions options = {}) {
   Result<RuleSet> set = ParseRules(yaml, "r.yaml", options);
   EXPECT_FALSE(set) << yaml;
   return set ? std::string() : set.error().message();
+}
+
+TEST(YamlDocument, ASecondDocumentIsFoundOnItsLine) {
+  // On the text, not through yaml-cpp's LoadAll, which looped without end on
+  // an input rules_fuzzer found (past 2 GB).
+  const std::pair<std::string, int> cases[] = {
+      {"a: 1\n---\nb: 2\n", 2}, {"# c\n--- \na: 1\n---\n", 4},         {"a: 1\n...\nb: 2\n", 3},
+      {"--- a\n--- b\n", 2},    {"%YAML 1.2\n---\na: 1\n---\nb\n", 4},
+  };
+  for (const auto& [text, line] : cases) {
+    const Status s = CheckOneDocument(text, "f.yaml", "one only");
+    EXPECT_EQ(s.message(),
+              "f.yaml:" + std::to_string(line) + ":1: a second YAML document ('---'): one only")
+        << text;
+  }
+  for (const std::string one : {"", "---\na: 1\n", "# c\n---\na: |\n  ---x\n", "a: 1\n...\n",
+                                "a: '---'\nb: ---x\n", "---\n...\n"}) {
+    EXPECT_TRUE(CheckOneDocument(one, "f.yaml", "one only").ok()) << one;
+  }
 }
 
 TEST(RuleParser, ParsesEveryKey) {
