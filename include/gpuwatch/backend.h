@@ -1,6 +1,9 @@
 // Backend: the only code that talks to hardware. NvmlBackend (the real one,
 // also driven by the fake NVML library in tests and the demo) and
-// ReplayBackend (recordings). A backend is owned and called by one thread at a time.
+// ReplayBackend (recordings). A backend is called by one thread at a time,
+// except that a live one (NextSampleDue() empty) must take ReadDevice and
+// ReadMigDevices for different GPUs at once: the sampler reads each GPU on
+// its own thread, so that one hung GPU holds back only itself.
 #pragma once
 
 #include <chrono>

@@ -33,7 +33,8 @@ struct Event {
     kOomForecastCleared,  // that growth stopped
     kDiagnosis,           // pre-allocation, starved GPU, throttling
     kDeviceLost,
-    kDeviceBack,
+    kDeviceStale,  // a driver call on the GPU has not returned: its values are the last ones
+    kDeviceBack,   // lost or stale before, answering again
     kProcessStarted,
     kProcessEnded,
     kMark,  // step / epoch / phase from a training process

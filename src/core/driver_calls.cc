@@ -41,13 +41,17 @@ std::optional<DriverCall> OldestDriverCall() {
   return r.calls.begin()->second;
 }
 
+std::string DescribeCall(std::string_view what, std::chrono::milliseconds age) {
+  return fmt::format("{} has not returned for {} s", what,
+                     std::chrono::duration_cast<std::chrono::seconds>(age).count());
+}
+
 std::optional<std::string> DescribeHungCall(std::chrono::milliseconds min_age) {
   const auto call = OldestDriverCall();
   if (!call) return std::nullopt;
   const auto age = std::chrono::steady_clock::now() - call->since;
   if (age < min_age) return std::nullopt;
-  return fmt::format("{} has not returned for {} s", call->what,
-                     std::chrono::duration_cast<std::chrono::seconds>(age).count());
+  return DescribeCall(call->what, std::chrono::duration_cast<std::chrono::milliseconds>(age));
 }
 
 }  // namespace gpuwatch

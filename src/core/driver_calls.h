@@ -9,6 +9,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace gpuwatch {
 
@@ -31,7 +32,10 @@ struct DriverCall {
 // The call in flight the longest, if any.
 std::optional<DriverCall> OldestDriverCall();
 
-// "reading GPU 0 has not returned for 12 s" for the oldest call running for
+// "reading GPU 0 has not returned for 12 s".
+std::string DescribeCall(std::string_view what, std::chrono::milliseconds age);
+
+// DescribeCall of the oldest call running for
 // at least `min_age`; nullopt when none is.
 std::optional<std::string> DescribeHungCall(std::chrono::milliseconds min_age);
 

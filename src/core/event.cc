@@ -34,6 +34,8 @@ std::string_view EventKindName(Event::Kind k) {
       return "diagnosis";
     case Event::Kind::kDeviceLost:
       return "device_lost";
+    case Event::Kind::kDeviceStale:
+      return "device_stale";
     case Event::Kind::kDeviceBack:
       return "device_back";
     case Event::Kind::kProcessStarted:

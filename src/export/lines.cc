@@ -81,6 +81,7 @@ std::string CsvHeader() {
 std::vector<std::string> CsvRows(const Snapshot& s) {
   std::vector<std::string> rows;
   for (const auto& d : s.devices) {
+    if (d.health == DeviceHealth::kStale) continue;  // the last values again: a gap, not a repeat
     const Reading& uuid = d.fields[FieldId::kUuid];
     std::string row = fmt::format("{},{},{},{}", Iso8601(s.time), s.sequence, d.index,
                                   uuid.is_text() ? uuid.text() : "");

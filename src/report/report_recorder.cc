@@ -32,6 +32,7 @@ std::string_view AnnotationKind(Event::Kind k) {
     case Event::Kind::kDiagnosis:
       return "diagnosis";
     case Event::Kind::kDeviceLost:
+    case Event::Kind::kDeviceStale:
     case Event::Kind::kDeviceBack:
       return "device";
     case Event::Kind::kProcessStarted:

@@ -30,7 +30,6 @@ std::string Describe(const ProcessSample& p) {
 
 std::vector<Event> LifecycleEvents(const Snapshot* previous, const Snapshot& current) {
   std::vector<Event> out;
-  if (current.stale) return out;  // nothing was read: nothing changed
   auto event = [&](Event::Kind kind, Severity severity, int gpu, std::string message) {
     Event e;
     e.time = current.time;
@@ -41,6 +40,8 @@ std::vector<Event> LifecycleEvents(const Snapshot* previous, const Snapshot& cur
     e.message = std::move(message);
     out.push_back(std::move(e));
   };
+  // A GPU is lost, stale (a driver call on it hangs: the watchdog's copy of
+  // the last snapshot, or one GPU of several still in a call), or answering.
   for (const auto& d : current.devices) {
     const DeviceSample* before = nullptr;
     if (previous != nullptr) {
@@ -48,16 +49,24 @@ std::vector<Event> LifecycleEvents(const Snapshot* previous, const Snapshot& cur
         if (b.index == d.index) before = &b;
       }
     }
-    const bool lost = d.health == DeviceHealth::kLost;
-    const bool was_lost = before != nullptr && before->health == DeviceHealth::kLost;
-    if (lost && !was_lost) {
+    const DeviceHealth was = before != nullptr ? before->health : DeviceHealth::kOk;
+    if (d.health == was) continue;
+    if (d.health == DeviceHealth::kLost) {
       event(Event::Kind::kDeviceLost, Severity::kCritical, d.index,
             fmt::format("GPU {} lost: {}", d.index, d.health_detail));
-    } else if (!lost && was_lost) {
+    } else if (d.health == DeviceHealth::kStale) {
+      event(Event::Kind::kDeviceStale, Severity::kWarning, d.index,
+            fmt::format("GPU {} is not answering ({}): its values are the last ones read, "
+                        "marked stale",
+                        d.index, d.health_detail.substr(0, d.health_detail.find(';'))));
+    } else if (d.health == DeviceHealth::kOk &&
+               (was == DeviceHealth::kLost || was == DeviceHealth::kStale)) {
       event(Event::Kind::kDeviceBack, Severity::kInfo, d.index,
-            fmt::format("GPU {} is back", d.index));
+            was == DeviceHealth::kLost ? fmt::format("GPU {} is back", d.index)
+                                       : fmt::format("GPU {} answers again", d.index));
     }
   }
+  if (current.stale) return out;        // nothing was read: no process started or ended
   if (previous == nullptr) return out;  // processes already running are not "started"
   const auto before = Processes(*previous);
   const auto now = Processes(current);

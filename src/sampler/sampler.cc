@@ -1,14 +1,18 @@
 #include "sampler/sampler.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/driver_calls.h"
+#include "sampler/device_readers.h"
 
 namespace gpuwatch {
 namespace {
@@ -29,8 +33,9 @@ struct Sampler::State {
         options(o),
         recording(backend && backend->NextSampleDue().has_value()) {}
 
-  // Owned by the sampling thread alone once it runs.
-  std::unique_ptr<Backend> backend;
+  // Used by the sampling thread alone once it runs, and by the GPU readers
+  // (sampler/device_readers.h), which hold it while they are in a call.
+  std::shared_ptr<Backend> backend;
   std::unique_ptr<host::ProcessResolver> resolver;
   const SamplerOptions options;
   // The backend keeps its own clock (Backend::NextSampleDue): it paces the
@@ -88,16 +93,81 @@ namespace {
 
 struct Working {
   HostFields host;
-  std::vector<DeviceSample> devices;
+  std::vector<DeviceSample> devices;  // the last values read, per GPU
+  std::vector<std::vector<DeviceSample>> mig;
   std::vector<bool> needs_static;
+  std::unique_ptr<DeviceReaders> readers;  // live GPUs: one thread each
   Clock::time_point last_slow{};
   Clock::time_point last_costly{};
   Clock::time_point last_buffers{};
   bool first = true;
 };
 
+// A GPU still in a driver call: its last values, marked stale.
+void MarkStale(DeviceSample& d, Clock::duration in_call) {
+  if (d.health != DeviceHealth::kOk) return;  // lost or failing: that says more
+  d.health = DeviceHealth::kStale;
+  d.health_detail = DescribeCall(fmt::format("reading GPU {}", d.index),
+                                 std::chrono::duration_cast<std::chrono::milliseconds>(in_call)) +
+                    "; the values are the last ones read";
+}
+
+// Reads every GPU: inline for a recording, else on the GPUs' own readers,
+// waiting for them up to the hang limit; attributes the processes of those
+// read. Puts the GPUs into `s`, those still in a call with their last values
+// marked stale, and returns how many those are.
+std::size_t ReadGpus(Sampler::State& st, Working& w, const std::vector<FieldMask>& fields,
+                     const FieldMask& mig_fields, Clock::time_point t0, std::stop_token stop,
+                     Snapshot& s) {
+  const std::size_t n = w.devices.size();
+  std::vector<std::optional<Clock::duration>> in_call(n);  // set: still in a call
+  if (st.recording) {
+    for (std::size_t i = 0; i < n; ++i) {
+      ReadGpu(*st.backend, static_cast<int>(i), fields[i], mig_fields, st.options.processes,
+              w.devices[i], w.mig[i]);
+    }
+  } else {
+    if (!w.readers) {
+      w.readers =
+          std::make_unique<DeviceReaders>(st.backend, static_cast<int>(n), st.options.processes);
+    }
+    // The wait is bounded: this thread is not in a driver call, the watchdog need not look.
+    st.sample_started_ns = 0;
+    auto gpus = w.readers->Read(fields, mig_fields, t0 + HangAfter(st.options), stop);
+    st.sample_started_ns = Clock::now().time_since_epoch().count();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (gpus[i].fresh) {
+        w.devices[i] = std::move(gpus[i].device);
+        w.mig[i] = std::move(gpus[i].mig);
+      } else {
+        in_call[i] = gpus[i].in_call;
+      }
+    }
+  }
+  std::size_t stale = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (in_call[i]) {
+      ++stale;
+    } else {
+      // A lost device has its identity re-read when it comes back.
+      w.needs_static[i] = w.devices[i].health != DeviceHealth::kOk;
+      if (st.resolver) {
+        for (auto& p : w.devices[i].processes) st.resolver->Resolve(p);
+      }
+    }
+    s.devices.push_back(w.devices[i]);
+    if (in_call[i]) MarkStale(s.devices.back(), *in_call[i]);
+    for (const DeviceSample& m : w.mig[i]) {
+      s.mig_devices.push_back(m);
+      if (in_call[i]) MarkStale(s.mig_devices.back(), *in_call[i]);
+    }
+  }
+  if (st.resolver) st.resolver->EndSample();
+  return stale;
+}
+
 // One sample: which fields are due, read them, attribute processes.
-Snapshot SampleOnce(Sampler::State& st, Working& w) {
+Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
   const auto t0 = Clock::now();
   Snapshot s;
   s.time = std::chrono::system_clock::now();
@@ -105,9 +175,11 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
   s.source = (st.backend->SampleTime() ? "replay:" : "nvml:") + st.backend->info().library_path;
   if (w.first) {
     w.host = st.backend->ReadHost();
-    const int n = st.backend->DeviceCount();
-    w.devices.resize(static_cast<std::size_t>(n));
-    w.needs_static.assign(static_cast<std::size_t>(n), true);
+    const auto n = static_cast<std::size_t>(std::max(st.backend->DeviceCount(), 0));
+    w.devices.resize(n);
+    for (std::size_t i = 0; i < n; ++i) w.devices[i].index = static_cast<int>(i);
+    w.mig.resize(n);
+    w.needs_static.assign(n, true);
   }
   // A recording costs nothing to read: every field of every sample.
   FieldMask due =
@@ -125,35 +197,22 @@ Snapshot SampleOnce(Sampler::State& st, Working& w) {
     w.last_costly = t0;
   }
   const FieldMask with_static = due | FieldsWithCadence({Cadence::kStatic});
+  std::vector<FieldMask> fields;
   for (std::size_t i = 0; i < w.devices.size(); ++i) {
-    DeviceSample& d = w.devices[i];
-    st.backend->ReadDevice(static_cast<int>(i), w.needs_static[i] ? with_static : due,
-                           st.options.processes, d);
-    // A lost device has its identity re-read when it comes back.
-    w.needs_static[i] = d.health != DeviceHealth::kOk;
-    if (st.resolver) {
-      for (auto& p : d.processes) st.resolver->Resolve(p);
-    }
+    fields.push_back(w.needs_static[i] ? with_static : due);
   }
-  if (st.resolver) st.resolver->EndSample();
   s.host = w.host;
-  s.devices = w.devices;
-  for (std::size_t i = 0; i < w.devices.size(); ++i) {
-    const Reading& mig = w.devices[i].fields[FieldId::kMigMode];
-    if (mig.is_number() && mig.number() == 1) {
-      for (auto& m : st.backend->ReadMigDevices(
-               static_cast<int>(i), with_static & ~FieldsWithCadence({Cadence::kCostly}), false)) {
-        s.mig_devices.push_back(std::move(m));
-      }
-    }
-  }
+  const std::size_t stale =
+      ReadGpus(st, w, fields, with_static & ~FieldsWithCadence({Cadence::kCostly}), t0, stop, s);
+  // Nothing new was read: the last values, as the watchdog would publish them.
+  s.stale = stale > 0 && stale == w.devices.size();
   if (auto recorded = st.backend->SampleTime()) s.time = *recorded;
   w.first = false;
   s.sample_duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
   return s;
 }
 
-void SamplingLoop(std::shared_ptr<Sampler::State> st) {
+void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
   Working w;
   auto next = Clock::now();
   while (true) {
@@ -170,10 +229,21 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st) {
       if (st->stopping) break;
     }
     st->sample_started_ns = Clock::now().time_since_epoch().count();
-    Snapshot s = SampleOnce(*st, w);
+    Snapshot s = SampleOnce(*st, w, stop);
     st->sample_started_ns = 0;
-    st->hung = false;
-    st->Publish(std::move(s));
+    if (stop.stop_requested()) break;  // the readers' wait was cut short
+    if (!s.stale) {
+      st->hung = false;
+      st->Publish(std::move(s));
+    } else if (!st->hung.exchange(true)) {
+      // Every GPU is still in a call: the last snapshot once more, marked
+      // stale and as old as it is (the watchdog's copy, had it seen first).
+      {
+        std::lock_guard lock(st->mu);
+        if (st->latest) s.time = st->latest->time;
+      }
+      st->Publish(std::move(s));
+    }
     if (st->backend->Finished()) break;  // a recording played to its end
     if (st->recording) continue;
     next += st->options.interval;
@@ -226,7 +296,8 @@ Sampler::~Sampler() { Stop(); }
 
 void Sampler::Start() {
   if (state_->sampling.joinable()) return;
-  state_->sampling = std::jthread([st = state_] { SamplingLoop(st); });
+  state_->sampling =
+      std::jthread([st = state_](std::stop_token stop) { SamplingLoop(st, std::move(stop)); });
   // A recording makes no driver calls to hang, and a stale copy would be a duplicate sample.
   if (state_->recording) return;
   state_->watchdog = std::jthread([st = state_](std::stop_token stop) { WatchdogLoop(st, stop); });
@@ -238,6 +309,7 @@ void Sampler::Stop(std::chrono::milliseconds grace) {
     state_->stopping = true;
     state_->cv.notify_all();
   }
+  state_->sampling.request_stop();  // ends a wait for the GPU readers
   if (state_->watchdog.joinable()) {
     state_->watchdog.request_stop();
     state_->watchdog.join();

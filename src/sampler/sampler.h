@@ -1,8 +1,11 @@
 // Sampler: the one owner of the backend. On its own thread it reads each field
 // at its cadence (static once, slow every 10 s, costly every 5 s, the rest every
-// interval), attributes processes, and publishes immutable snapshots. A
-// watchdog republishes the last snapshot marked stale when a driver call hangs,
-// so readers keep answering.
+// interval), attributes processes, and publishes immutable snapshots. Live
+// GPUs are read on one thread each (DeviceReaders): a GPU whose driver call
+// has not returned by the hang limit keeps its last values, marked stale
+// (DeviceHealth::kStale), while the others go on. When every GPU is in such a
+// call, or the sampling thread itself is stuck (a watchdog looks), the last
+// snapshot is republished once marked stale, so readers keep answering.
 //
 // A backend that keeps its own clock (a recording, Backend::NextSampleDue)
 // is read when its next sample is due instead of at the interval, every
@@ -33,7 +36,7 @@ struct SamplerOptions {
   // The driver's sample buffers (Cadence::kBuffers): at most this often.
   std::chrono::milliseconds buffers_period{1'000};
   bool processes = true;
-  // A sample still running after this long is hung. 0: max(2 s, 5 intervals).
+  // A GPU's read still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};
   // Snapshots kept in memory (a ring); also how far a recording may run
   // ahead of its slowest follower.
@@ -73,6 +76,7 @@ class Sampler {
   // and counts them in missed().
   std::unique_ptr<Follower> Follow();
 
+  // Every GPU is in a hung call, or the sampling thread is.
   bool hung() const;
   // Sampling ended on its own (a recording played to its end) or was stopped.
   bool finished() const;

@@ -59,7 +59,8 @@ std::string SseMessage(std::string_view event, const json& data) {
 }
 
 constexpr std::size_t kMaxHeaders = 100;
-// A driver call in flight this long is hung (the sampler says so sooner of a sample).
+// Before a first snapshot, a driver call in flight this long is hung (after
+// it, the sampler says so of each GPU, and of the whole snapshot).
 constexpr auto kHungAfter = std::chrono::seconds(5);
 
 const char kNoDashboard[] =
@@ -271,7 +272,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.stats.http_deadline_cuts = self->admission->deadline_cuts.load();
     in.stats.http_oversize_cuts = self->admission->oversize_cuts.load();
     // Hung also before a first snapshot: the driver's opening calls never returned.
-    in.stats.sampler_hung = in.stats.sampler_hung || DescribeHungCall(kHungAfter).has_value();
+    if (!p.snapshot) in.stats.sampler_hung = DescribeHungCall(kHungAfter).has_value();
     // A lease file that cannot be read leaves the lease series out (unknown, not 0).
     if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
     in.now = std::chrono::system_clock::now();

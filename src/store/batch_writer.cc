@@ -149,6 +149,7 @@ Status BatchWriter::Write(const Batch& batch) {
     const std::int64_t ts = ToMillis(snap->time);
     for (const auto* list : {&snap->devices, &snap->mig_devices}) {
       for (const DeviceSample& d : *list) {
+        if (d.health == DeviceHealth::kStale) continue;  // the last values again: a gap
         std::string key = DeviceKey(d);
         std::int64_t device_id = 0;
         if (auto it = seen.devices.find(key); it != seen.devices.end()) {

@@ -2,6 +2,7 @@
 // scenario from scenarios/test/ at a frozen scenario time.
 #pragma once
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -21,11 +22,26 @@ inline std::string TestScenario(const std::string& name) {
   return std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/test/" + name;
 }
 
+// Freezes the fake's scenario time at `t`. Once the library is loaded, its
+// threads may be reading the environment (a reader in a hung call), so the
+// time goes through the library's gpuwatch_fake_set_time instead; before,
+// through GPUWATCH_FAKE_TIME. Only for the default fake library.
+inline void AtTime(double t) {
+  if (void* lib = dlopen(FakeLibrary().c_str(), RTLD_NOW | RTLD_NOLOAD)) {
+    auto set = reinterpret_cast<void (*)(double)>(dlsym(lib, "gpuwatch_fake_set_time"));
+    ASSERT_NE(set, nullptr) << dlerror();
+    set(t);
+    dlclose(lib);
+    return;
+  }
+  setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1);
+}
+
 // Sets the scenario and frozen time for the fake; restores nothing (each test
 // sets what it needs).
 inline void UseScenario(const std::string& name, double t) {
   setenv("GPUWATCH_FAKE_SCENARIO", TestScenario(name).c_str(), 1);
-  setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1);
+  AtTime(t);
 }
 
 // Every field of device `i`, with its processes when asked.
@@ -34,8 +50,6 @@ inline DeviceSample Read(Backend& b, int i, bool processes = true) {
   b.ReadDevice(i, AllFields(), processes, d);
   return d;
 }
-
-inline void AtTime(double t) { setenv("GPUWATCH_FAKE_TIME", std::to_string(t).c_str(), 1); }
 
 inline std::unique_ptr<nvml::NvmlBackend> OpenFake(
     const std::string& scenario, double t, const std::string& lib = "libnvidia-ml-fake.so") {

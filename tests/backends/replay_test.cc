@@ -84,6 +84,21 @@ TEST_F(Recording, PlaysBackValuesReasonsAndProcesses) {
   EXPECT_EQ(last.fields[FieldId::kMemoryUsedBytes].number(), 30.0) << "stays on the last sample";
 }
 
+TEST_F(Recording, AGpuRecordedStaleReplaysStaleNotAsFreshValues) {
+  Snapshot hung = Sample(1);
+  hung.devices[0].health = DeviceHealth::kStale;
+  hung.devices[0].health_detail = "reading GPU 0 has not returned for 5 s";
+  Write(JsonlHeader(Sample(0), "h") + "\n" + JsonlSample(Sample(0)) + "\n" + JsonlSample(hung) +
+        "\n");
+  auto b = replay::ReplayBackend::Open({path_.string(), 0});
+  ASSERT_TRUE(b) << b.error().message();
+  DeviceSample d;
+  (*b)->ReadDevice(0, AllFields(), true, d);
+  EXPECT_EQ(d.health, DeviceHealth::kOk);
+  (*b)->ReadDevice(0, AllFields(), true, d);
+  EXPECT_EQ(d.health, DeviceHealth::kStale) << "the analysis skips it, as it did live";
+}
+
 TEST_F(Recording, EveryReadMovesToTheNextSampleWhateverTheSpeed) {
   WriteSamples(4);
   for (const double speed : {0.0, 0.001, 1.0, 1e6}) {

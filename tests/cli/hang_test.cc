@@ -6,6 +6,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 
 #include "process_fixture.h"
 
@@ -99,8 +100,54 @@ TEST_F(Hang, ServeSaysDiscoveryHangsAndStillStopsOnSigterm) {
   EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
 }
 
-TEST_F(Hang, ServeMarksTheLastValuesStaleWhileAReadHangs) {
+TEST_F(Hang, ServeKeepsReadingTheGpuThatAnswersWhileAnotherHangs) {
   Start({"serve", "--listen", "127.0.0.1:0", "--hostname", "node1"}, {Fake(), ReadHangs()});
+  const int port = Port();
+  ASSERT_GT(port, 0) << Slurp(dir_ / "log");
+  ASSERT_TRUE(WaitForLog("GPU 0 is not answering (reading GPU 0 has not returned for"))
+      << Slurp(dir_ / "log");
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(5, 0);
+  const auto before = nlohmann::json::parse(c.Get("/api/v1/snapshot")->body);
+  std::this_thread::sleep_for(2500ms);
+  const auto after = nlohmann::json::parse(c.Get("/api/v1/snapshot")->body);
+  EXPECT_FALSE(after["stale"].get<bool>()) << "GPU 1 is read: the snapshot is live";
+  EXPECT_GE(after["sequence"].get<int>(), before["sequence"].get<int>() + 1)
+      << "samples go on while GPU 0 hangs";
+  const auto devices = nlohmann::json::parse(c.Get("/api/v1/devices")->body)["devices"];
+  ASSERT_EQ(devices.size(), 2u);
+  EXPECT_EQ(devices[0]["health"], "stale") << devices[0].dump();
+  EXPECT_EQ(devices[1]["health"], "ok") << devices[1].dump();
+  const std::string metrics = c.Get("/metrics")->body;
+  EXPECT_NE(metrics.find("gpuwatch_exporter_sampler_hung{hostname=\"node1\"} 0"), std::string::npos)
+      << metrics;
+  EXPECT_TRUE(std::regex_search(metrics, std::regex("gpuwatch_gpu_up\\{gpu=\"0\"[^}]*\\} 0\n")))
+      << "GPU 0's frozen values are not exported as live\n"
+      << metrics;
+  EXPECT_TRUE(std::regex_search(metrics, std::regex("gpuwatch_gpu_up\\{gpu=\"1\"[^}]*\\} 1\n")))
+      << metrics;
+  EXPECT_TRUE(
+      std::regex_search(metrics, std::regex("gpuwatch_power_watts\\{gpu=\"1\"[^}]*\\} 310\n")))
+      << metrics;
+  EXPECT_FALSE(std::regex_search(metrics, std::regex("gpuwatch_power_watts\\{gpu=\"0\"")))
+      << metrics;
+  auto ready = c.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200) << "one GPU of two still answers: " << ready->body;
+  const std::string log = Slurp(dir_ / "log");
+  EXPECT_EQ(log.find("GPU 0 is not answering"), log.rfind("GPU 0 is not answering"))
+      << "logged once: " << log;
+  EXPECT_EQ(log.find("GPU 1 is not answering"), std::string::npos) << log;
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
+}
+
+TEST_F(Hang, ServeMarksEverythingStaleWhenTheOnlyGpuHangs) {
+  const fs::path p = dir_ / "one_gpu_hangs.yaml";
+  std::ofstream(p) << "devices:\n  - {name: NVIDIA H200, power_draw: 300}\nfaults:\n"
+                      "  - hang: {call: nvmlDeviceGetPowerUsage}\n    from: 5\n";
+  Start({"serve", "--listen", "127.0.0.1:0", "--hostname", "node1"},
+        {Fake(), "GPUWATCH_FAKE_SCENARIO=" + p.string()});
   const int port = Port();
   ASSERT_GT(port, 0) << Slurp(dir_ / "log");
   ASSERT_TRUE(WaitForLog("the driver is not answering (reading GPU 0 has not returned for"))
@@ -108,19 +155,11 @@ TEST_F(Hang, ServeMarksTheLastValuesStaleWhileAReadHangs) {
   httplib::Client c("127.0.0.1", port);
   c.set_read_timeout(5, 0);
   const std::string metrics = c.Get("/metrics")->body;
-  EXPECT_NE(metrics.find("gpuwatch_exporter_sampler_hung{hostname=\"node1\"} 1"),
-            std::string::npos);
-  // Not live: every GPU is down and its values are left out (GPU 1 is read
-  // by the same stuck thread).
-  for (const char* gpu : {"0", "1"}) {
-    const std::regex down(std::string("gpuwatch_gpu_up\\{gpu=\"") + gpu + "\"[^}]*\\} 0\n");
-    EXPECT_TRUE(std::regex_search(metrics, down)) << gpu << "\n" << metrics;
-  }
-  EXPECT_EQ(metrics.find("gpuwatch_power_draw_watts{"), std::string::npos) << metrics;
-  const auto devices = nlohmann::json::parse(c.Get("/api/v1/devices")->body)["devices"];
-  ASSERT_EQ(devices.size(), 2u);
-  for (const auto& d : devices) EXPECT_EQ(d["health"], "stale") << d.dump();
+  EXPECT_NE(metrics.find("gpuwatch_exporter_sampler_hung{hostname=\"node1\"} 1"), std::string::npos)
+      << metrics;
+  EXPECT_EQ(metrics.find("gpuwatch_power_watts{"), std::string::npos) << metrics;
   EXPECT_TRUE(nlohmann::json::parse(c.Get("/api/v1/snapshot")->body)["stale"].get<bool>());
+  EXPECT_EQ(c.Get("/readyz")->status, 503);
   std::this_thread::sleep_for(2s);
   const std::string log = Slurp(dir_ / "log");
   EXPECT_EQ(log.find("the driver is not answering ("), log.rfind("the driver is not answering ("))

@@ -62,6 +62,16 @@ TEST(Lines, CsvHasStableColumnsAndEmptyCellsForNotAvailable) {
   EXPECT_EQ(cells[static_cast<std::size_t>(fan)], "") << "N/A is empty, never 0";
 }
 
+TEST(Lines, AStaleGpuIsAGapInTheCsvAndMarkedInJsonLines) {
+  Snapshot s = Sample();
+  s.devices[0].health = DeviceHealth::kStale;
+  s.devices[0].health_detail = "reading GPU 0 has not returned for 5 s";
+  const auto rows = CsvRows(s);
+  ASSERT_EQ(rows.size(), 1u) << "its last values are not written again as a new row";
+  EXPECT_EQ(rows[0].rfind("2026-11-26T23:00:00.000Z,7,1,", 0), 0u) << rows[0];
+  EXPECT_EQ(nlohmann::json::parse(JsonlSample(s))["devices"][0]["health"], "stale");
+}
+
 TEST(Lines, JsonlSampleAndEventParseBack) {
   const auto sample = nlohmann::json::parse(JsonlSample(Sample()));
   EXPECT_EQ(sample["type"], "sample");

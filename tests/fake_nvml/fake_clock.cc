@@ -1,14 +1,27 @@
 #include "fake_clock.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 
 #include "units.h"
 
 namespace gpuwatch::fake_nvml {
+namespace {
+
+// gpuwatch_fake_set_time's value; NaN: none, the environment says.
+std::atomic<double> g_time_override{std::numeric_limits<double>::quiet_NaN()};
+
+}  // namespace
 
 ScenarioTime ScenarioClock::Now() const {
   ScenarioTime now;
+  if (const double t = g_time_override.load(); !std::isnan(t)) {
+    now.t = std::max(0.0, t);
+    now.frozen = true;
+    return now;
+  }
   if (const char* frozen = std::getenv("GPUWATCH_FAKE_TIME"); frozen != nullptr && *frozen) {
     if (auto t = ParseDurationSeconds(frozen)) {
       now.t = std::max(0.0, *t);
@@ -50,3 +63,9 @@ std::uint64_t ScenarioClock::TimestampUsAt(const ScenarioTime& now, double t) co
 }
 
 }  // namespace gpuwatch::fake_nvml
+
+// A test in the process that loaded the library moves frozen time without
+// touching the environment while the library's callers read it.
+extern "C" __attribute__((visibility("default"))) void gpuwatch_fake_set_time(double t) {
+  gpuwatch::fake_nvml::g_time_override.store(t);
+}

@@ -3,7 +3,10 @@
 // (so separate one-shot commands see values move), both times time_scale.
 // GPUWATCH_FAKE_TIME=<seconds> freezes t, and then timestamps come from a
 // base taken once per process (near the real clock) plus t, so values are
-// deterministic and samples are not stale. A value type: copy it freely.
+// deterministic and samples are not stale. gpuwatch_fake_set_time(t), which
+// the library exports, freezes t as well, ahead of the environment (NaN
+// gives it back), for a test that moves time while other threads call in.
+// A value type: copy it freely.
 #pragma once
 
 #include <chrono>
@@ -26,7 +29,8 @@ class ScenarioClock {
                 std::chrono::steady_clock::time_point first_init)
       : mode_(mode), period_s_(period_s), time_scale_(time_scale), first_init_(first_init) {}
 
-  // Reads GPUWATCH_FAKE_TIME on every call, so tests can move time between calls.
+  // Reads the override and GPUWATCH_FAKE_TIME on every call, so tests can move
+  // time between calls.
   ScenarioTime Now() const;
 
   // CPU timestamp in microseconds since the epoch for a sample taken at `now`.

@@ -111,23 +111,43 @@ TEST(Sampler, KeepsValuesOfFieldsNotReadThisTick) {
   EXPECT_FALSE(snap->stale);
 }
 
-TEST(Sampler, WatchdogRepublishesTheLastSnapshotAsStaleWhileACallHangs) {
-  const auto dir = std::filesystem::temp_directory_path() / ("gw-hang-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const auto scenario = dir / "hang.yaml";
-  std::ofstream(scenario) << "devices:\n  - {name: NVIDIA H200, power_draw: 300}\n"
-                             "faults:\n  - hang: {call: nvmlDeviceGetPowerUsage, ms: 1500}\n"
-                             "    device: 0\n    from: 50\n";
-  setenv("GPUWATCH_FAKE_SCENARIO", scenario.c_str(), 1);
-  testing::AtTime(10);
-  nvml::NvmlOptions no;
-  no.library_path = testing::FakeLibrary();
-  auto b = nvml::NvmlBackend::Open(no);
-  ASSERT_TRUE(b) << b.error().message();
-  SamplerOptions o;
-  o.interval = milliseconds(20);
-  o.hang_after = milliseconds(200);
-  Sampler s(std::move(*b), nullptr, o);
+// A sampler at 20 ms with a 200 ms hang limit over the fake NVML playing
+// `scenario` (written to a scratch file) from scenario time 10 s.
+class HangingScenario {
+ public:
+  explicit HangingScenario(const std::string& scenario)
+      : dir_(std::filesystem::temp_directory_path() / ("gw-hang-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ / "hang.yaml") << scenario;
+    setenv("GPUWATCH_FAKE_SCENARIO", (dir_ / "hang.yaml").c_str(), 1);
+    testing::AtTime(10);
+    nvml::NvmlOptions no;
+    no.library_path = testing::FakeLibrary();
+    auto b = nvml::NvmlBackend::Open(no);
+    EXPECT_TRUE(b) << b.error().message();
+    SamplerOptions o;
+    o.interval = milliseconds(20);
+    o.hang_after = milliseconds(200);
+    if (b) sampler_ = std::make_unique<Sampler>(std::move(*b), nullptr, o);
+  }
+  ~HangingScenario() {
+    sampler_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+  Sampler* sampler() { return sampler_.get(); }
+
+ private:
+  std::filesystem::path dir_;
+  std::unique_ptr<Sampler> sampler_;
+};
+
+TEST(Sampler, WhileEveryGpuHangsTheLastSnapshotIsRepublishedStale) {
+  HangingScenario hanging(
+      "devices:\n  - {name: NVIDIA H200, power_draw: 300}\n"
+      "faults:\n  - hang: {call: nvmlDeviceGetPowerUsage, ms: 1500}\n"
+      "    device: 0\n    from: 50\n");
+  ASSERT_NE(hanging.sampler(), nullptr);
+  Sampler& s = *hanging.sampler();
   s.Start();
   auto good = WaitFor(s, 2);
   ASSERT_TRUE(good);
@@ -148,7 +168,66 @@ TEST(Sampler, WatchdogRepublishesTheLastSnapshotAsStaleWhileACallHangs) {
   EXPECT_FALSE(fresh->stale);
   EXPECT_FALSE(s.hung());
   s.Stop();
-  std::filesystem::remove_all(dir);
+}
+
+TEST(Sampler, AGpuWhoseReadHangsHoldsBackOnlyItself) {
+  // GPU 0's power read blocks while the scenario time is in [50, 100).
+  HangingScenario hanging(
+      "devices:\n  - {name: NVIDIA H200, power_draw: 300}\n"
+      "  - {name: NVIDIA H200, power_draw: 310}\n"
+      "faults:\n  - hang: {call: nvmlDeviceGetPowerUsage}\n"
+      "    device: 0\n    from: 50\n    until: 100\n");
+  ASSERT_NE(hanging.sampler(), nullptr);
+  Sampler& s = *hanging.sampler();
+  auto follower = s.Follow();
+  s.Start();
+  ASSERT_TRUE(WaitFor(s, 2));
+  testing::AtTime(60);
+  // Every snapshot while GPU 0 hangs is live for GPU 1 and the last values,
+  // marked stale, for GPU 0.
+  int both_read_after_hang = 0, one_stale = 0;
+  std::vector<Event> events;
+  std::shared_ptr<const Snapshot> previous;
+  while (one_stale < 5) {
+    auto snap = follower->Next(milliseconds(5000));
+    ASSERT_TRUE(snap) << "the sampler stopped publishing";
+    for (auto& e : LifecycleEvents(previous.get(), *snap)) events.push_back(std::move(e));
+    previous = snap;
+    ASSERT_EQ(snap->devices.size(), 2u);
+    EXPECT_FALSE(snap->stale) << "GPU 1 was read";
+    EXPECT_EQ(snap->devices[1].health, DeviceHealth::kOk);
+    EXPECT_EQ(snap->devices[1].fields[FieldId::kPowerDrawWatts].number(), 310);
+    if (snap->devices[0].health != DeviceHealth::kStale) {
+      ++both_read_after_hang;  // samples already in progress when the hang began
+      ASSERT_LT(both_read_after_hang, 100) << "GPU 0 never went stale";
+      continue;
+    }
+    ++one_stale;
+    EXPECT_EQ(snap->devices[0].fields[FieldId::kPowerDrawWatts].number(), 300) << "last values";
+    EXPECT_NE(snap->devices[0].health_detail.find("reading GPU 0 has not returned for"),
+              std::string::npos)
+        << snap->devices[0].health_detail;
+  }
+  EXPECT_FALSE(s.hung()) << "GPU 1 answers: the sampler is not hung";
+  testing::AtTime(200);  // the window closes: GPU 0's call returns
+  while (true) {
+    auto snap = follower->Next(milliseconds(5000));
+    ASSERT_TRUE(snap) << "the sampler stopped publishing";
+    for (auto& e : LifecycleEvents(previous.get(), *snap)) events.push_back(std::move(e));
+    previous = snap;
+    if (snap->devices[0].health == DeviceHealth::kOk) break;
+  }
+  s.Stop();
+  std::vector<std::string> seen;
+  for (const Event& e : events) {
+    if (e.kind == Event::Kind::kDeviceStale || e.kind == Event::Kind::kDeviceBack)
+      seen.push_back(std::string(EventKindName(e.kind)) + " " + e.message);
+  }
+  ASSERT_EQ(seen.size(), 2u) << ::testing::PrintToString(seen);
+  EXPECT_EQ(seen[0].rfind("device_stale GPU 0 is not answering (reading GPU 0 has not returned", 0),
+            0u)
+      << seen[0];
+  EXPECT_EQ(seen[1], "device_back GPU 0 answers again");
 }
 
 TEST(Sampler, LiveGpusAreReadAtTheIntervalNotAsFastAsPossible) {

@@ -241,6 +241,20 @@ TEST(HistoryWriter, StaleSnapshotsAreNotStoredAgain) {
   EXPECT_EQ(QueryNumber(path, "SELECT count(*) FROM device_raw"), 1);
 }
 
+TEST(HistoryWriter, AStaleGpuInALiveSnapshotIsAGapNotARepeat) {
+  ScratchDir dir;
+  const std::string path = dir.File("h.db");
+  {
+    auto w = OpenWriter(path);
+    w->Append(OneDevice(0, 1));
+    auto next = std::make_shared<Snapshot>(*OneDevice(1000, 1));
+    next->devices[0].health = DeviceHealth::kStale;  // in a hung call: its last values
+    w->Append(next);
+    ASSERT_TRUE(w->Flush().ok());
+  }
+  EXPECT_EQ(QueryNumber(path, "SELECT count(*) FROM device_raw"), 1);
+}
+
 TEST(HistoryWriter, ReopeningKeepsDevicesAndAppends) {
   ScratchDir dir;
   const std::string path = dir.File("h.db");

@@ -51,6 +51,7 @@ Result<std::unique_ptr<NvmlBackend>> NvmlBackend::Open(const NvmlOptions& option
   const nvmlReturn_t crc = get_count != nullptr ? get_count(&count) : NVML_ERROR_FUNCTION_NOT_FOUND;
   if (crc != NVML_SUCCESS) return InitError(*backend->lib_, "nvmlDeviceGetCount_v2", crc);
   backend->devices_.resize(count);
+  backend->mig_states_.resize(count);
   for (unsigned i = 0; i < count; ++i) {
     // A device whose handle cannot be had now is kept and re-probed: it stays
     // in the list as lost rather than shifting the others' indices.
@@ -70,7 +71,9 @@ NvmlBackend::NvmlBackend(std::unique_ptr<NvmlLibrary> lib, NvmlOptions options)
 
 NvmlBackend::~NvmlBackend() {
   for (DeviceState& d : devices_) CloseStreams(*lib_, d.streams);
-  for (auto& [key, d] : mig_states_) CloseStreams(*lib_, d.streams);
+  for (auto& gpu : mig_states_) {
+    for (auto& [m, d] : gpu) CloseStreams(*lib_, d.streams);
+  }
   if (options_.shutdown_on_close && lib_->api().nvmlShutdown != nullptr) lib_->api().nvmlShutdown();
 }
 
@@ -224,7 +227,7 @@ std::vector<DeviceSample> NvmlBackend::ReadMigDevices(int index, const FieldMask
     nvmlDevice_t handle = nullptr;
     if (api.nvmlDeviceGetMigDeviceHandleByIndex(parent.handle, m, &handle) != NVML_SUCCESS)
       continue;
-    DeviceState& state = mig_states_[{index, static_cast<int>(m)}];
+    DeviceState& state = mig_states_[static_cast<std::size_t>(index)][static_cast<int>(m)];
     state.handle = handle;
     state.lost = false;
     DeviceSample mig;

@@ -2,7 +2,9 @@
 // is the same code path). Follows ARCHITECTURE.md's NVML rules: dlopen with an
 // override, versioned symbols first, unsupported probes cached and re-probed
 // rarely, GPU_IS_LOST per device, init errors named exactly.
-// Owned and called by one thread at a time.
+// ReadDevice and ReadMigDevices may run for different GPUs at once, each GPU
+// from one thread at a time (every GPU's state is its own, and NVML is
+// thread-safe); everything else from one thread.
 #pragma once
 
 #include <chrono>
@@ -63,7 +65,9 @@ class NvmlBackend final : public Backend {
   NvmlOptions options_;
   BackendInfo info_;
   std::vector<DeviceState> devices_;
-  std::map<std::pair<int, int>, DeviceState> mig_states_;  // (gpu, mig index)
+  // Per GPU, by MIG index. Like devices_, sized once: each GPU's entry is
+  // touched only by the thread reading that GPU.
+  std::vector<std::map<int, DeviceState>> mig_states_;
 };
 
 }  // namespace gpuwatch::nvml

@@ -110,6 +110,7 @@ ProcessSample ReadProcess(const json& j, const std::string& at, Members& m) {
 DeviceHealth HealthFrom(const std::string& name) {
   if (name == "lost") return DeviceHealth::kLost;
   if (name == "error") return DeviceHealth::kError;
+  if (name == "stale") return DeviceHealth::kStale;  // the last values again: not analysed
   return DeviceHealth::kOk;
 }
 

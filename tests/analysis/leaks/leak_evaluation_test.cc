@@ -88,56 +88,67 @@ double FloorSlope(const std::vector<Point>& points, double from_s, double to_s, 
   return den > 0 ? num / den : 0;
 }
 
-TEST(LeakEvaluation, LabelsMatchTheScenarios) {
+std::vector<std::string> CaseNames() {
+  std::vector<std::string> names;
+  for (const LeakCase& c : AllCases()) names.push_back(c.name);
+  return names;
+}
+
+// One test per case: each replays a recording of up to two hours.
+class LeakLabels : public testing::TestWithParam<std::string> {};
+
+TEST_P(LeakLabels, MatchTheRecordedSeries) {
   // Two window minima differ by noise and by where the shapes' phases fall.
   constexpr double kFloorSlack = 768 * kMiB;
-  for (const LeakCase& c : AllCases()) {
-    SCOPED_TRACE(c.name);
-    Result<Trace> t = Replay(c, kPaths, /*detect=*/false);
-    ASSERT_TRUE(t) << t.error().message();
-    if (c.source == CaseSource::kScenario) {
-      EXPECT_EQ(t->samples, static_cast<std::size_t>(std::floor(c.duration_s / c.interval_s)) + 1);
+  const LeakCase& c = *FindCase(GetParam());
+  Result<Trace> t = Replay(c, kPaths, /*detect=*/false);
+  ASSERT_TRUE(t) << t.error().message();
+  if (c.source == CaseSource::kScenario) {
+    EXPECT_EQ(t->samples, static_cast<std::size_t>(std::floor(c.duration_s / c.interval_s)) + 1);
+  }
+  EXPECT_NEAR(t->duration_s, c.duration_s, c.interval_s);
+  const double end = t->duration_s;
+  double settled = c.cycle_s;  // after the labelled growth
+  for (const Episode& e : c.growth) settled = std::max(settled, e.end_s + c.cycle_s);
+  if (c.is_leak()) {
+    ASSERT_TRUE(t->used.contains(SeriesKey{c.gpu, c.leaking_pid}));
+    const auto& pid = t->used.at(SeriesKey{c.gpu, c.leaking_pid});
+    // The floor grows at the labelled rate from the last rate change (or the
+    // start) to the end, in each half of that span.
+    const double from = c.rate_changes.empty() ? *c.leak_start_s : c.rate_changes.back().at_s;
+    const double mid = (from + end) / 2;
+    const double w = std::min(300.0, (end - from) / 8);
+    EXPECT_NEAR(FloorSlope(pid, from, end, w) * 60 / kMiB, c.RateAt(end), 0.1 * c.RateAt(end));
+    EXPECT_NEAR(FloorSlope(pid, from, mid, w) * 60 / kMiB, c.RateAt(end), 0.2 * c.RateAt(end));
+    EXPECT_NEAR(FloorSlope(pid, mid, end, w) * 60 / kMiB, c.RateAt(end), 0.2 * c.RateAt(end));
+    // ... and is flat before the leak starts, after any labelled warm-up.
+    const double before = *c.leak_start_s - settled;
+    if (before >= 120) {
+      const double v = std::min(300.0, before / 2);
+      EXPECT_NEAR(FloorIn(pid, *c.leak_start_s - v, *c.leak_start_s),
+                  FloorIn(pid, settled, settled + v), kFloorSlack)
+          << "grows before the labelled start";
     }
-    EXPECT_NEAR(t->duration_s, c.duration_s, c.interval_s);
-    const double end = t->duration_s;
-    double settled = c.cycle_s;  // after the labelled growth
-    for (const Episode& e : c.growth) settled = std::max(settled, e.end_s + c.cycle_s);
-    if (c.is_leak()) {
-      ASSERT_TRUE(t->used.contains(SeriesKey{c.gpu, c.leaking_pid}));
-      const auto& pid = t->used.at(SeriesKey{c.gpu, c.leaking_pid});
-      // The floor grows at the labelled rate from the last rate change (or the
-      // start) to the end, in each half of that span.
-      const double from = c.rate_changes.empty() ? *c.leak_start_s : c.rate_changes.back().at_s;
-      const double mid = (from + end) / 2;
-      const double w = std::min(300.0, (end - from) / 8);
-      EXPECT_NEAR(FloorSlope(pid, from, end, w) * 60 / kMiB, c.RateAt(end), 0.1 * c.RateAt(end));
-      EXPECT_NEAR(FloorSlope(pid, from, mid, w) * 60 / kMiB, c.RateAt(end), 0.2 * c.RateAt(end));
-      EXPECT_NEAR(FloorSlope(pid, mid, end, w) * 60 / kMiB, c.RateAt(end), 0.2 * c.RateAt(end));
-      // ... and is flat before the leak starts, after any labelled warm-up.
-      const double before = *c.leak_start_s - settled;
-      if (before >= 120) {
-        const double v = std::min(300.0, before / 2);
-        EXPECT_NEAR(FloorIn(pid, *c.leak_start_s - v, *c.leak_start_s),
-                    FloorIn(pid, settled, settled + v), kFloorSlack)
-            << "grows before the labelled start";
-      }
-    } else {
-      // Quiet: every series is as low at the end as right after its last
-      // labelled growth (or 20 min before the end, when that growth recurs to
-      // the end), and its floor does not drift.
-      const double w = 600;
-      if (settled + w > end - w) settled = end - 2 * w;
-      for (const auto& [key, points] : t->used) {
-        SCOPED_TRACE(key.pid ? "pid " + std::to_string(*key.pid) : "device");
-        EXPECT_NEAR(FloorIn(points, end - w, end), FloorIn(points, settled, settled + w),
-                    kFloorSlack)
-            << "quiet work whose floor moves after its labelled growth";
-        EXPECT_LT(std::fabs(FloorSlope(points, settled, end, 300)) * 60 / kMiB, 2.0)
-            << "quiet work whose floor drifts (MiB/min)";
-      }
+  } else {
+    // Quiet: every series is as low at the end as right after its last
+    // labelled growth (or 20 min before the end, when that growth recurs to
+    // the end), and its floor does not drift.
+    const double w = 600;
+    if (settled + w > end - w) settled = end - 2 * w;
+    for (const auto& [key, points] : t->used) {
+      SCOPED_TRACE(key.pid ? "pid " + std::to_string(*key.pid) : "device");
+      EXPECT_NEAR(FloorIn(points, end - w, end), FloorIn(points, settled, settled + w), kFloorSlack)
+          << "quiet work whose floor moves after its labelled growth";
+      EXPECT_LT(std::fabs(FloorSlope(points, settled, end, 300)) * 60 / kMiB, 2.0)
+          << "quiet work whose floor drifts (MiB/min)";
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryCase, LeakLabels, testing::ValuesIn(CaseNames()),
+                         [](const testing::TestParamInfo<std::string>& param) {
+                           return param.param;
+                         });
 
 // A hand-made trace: device 0 (100 GiB) at 40 GiB, one 50 GiB peak at 280 s.
 Trace FlatTrace() {

@@ -17,6 +17,7 @@ const kKinds = {
   oom_forecast_cleared: ['Forecast cleared', 'leaks'],
   diagnosis: ['Diagnosis', 'diagnoses'],
   device_lost: ['GPU lost', 'gpus'],
+  device_stale: ['GPU not answering', 'gpus'],
   device_back: ['GPU back', 'gpus'],
   process_started: ['Started', 'processes'],
   process_ended: ['Ended', 'processes'],
@@ -24,7 +25,7 @@ const kKinds = {
 };
 const kFilters = [
   ['all', 'All events'], ['alerts', 'Alerts'], ['leaks', 'Leaks'], ['diagnoses', 'Diagnoses'],
-  ['gpus', 'GPU lost/back'], ['processes', 'Processes'], ['marks', 'Marks'], ['important', 'Warnings and critical'],
+  ['gpus', 'GPU lost/stale/back'], ['processes', 'Processes'], ['marks', 'Marks'], ['important', 'Warnings and critical'],
 ];
 
 const keyOf = (e) => `${e.time}|${e.kind}|${e.gpu}|${e.pid}|${e.message}`;
