@@ -25,6 +25,7 @@ struct DeviceReaders::Shared {
     FieldMask fields;
     FieldMask mig_fields;
     Clock::time_point started{};
+    std::condition_variable asked_cv;  // a read asked for, or stop: this slot's reader waits
     // Written by the reader alone while a read is in progress; read by Read() otherwise.
     DeviceSample device;
     std::vector<DeviceSample> mig;
@@ -34,7 +35,7 @@ struct DeviceReaders::Shared {
 
   const bool processes;
   std::mutex mu;
-  std::condition_variable_any cv;  // a read asked for, a read done, or stop
+  std::condition_variable_any done_cv;  // a read done: Read() waits
   bool stop = false;               // GUARDED_BY(mu)
   std::vector<Slot> slots;         // GUARDED_BY(mu), but see Slot; never resized
   std::vector<std::thread> threads;
@@ -48,7 +49,7 @@ void ReaderLoop(const std::shared_ptr<Backend>& backend,
   auto& slot = sh.slots[static_cast<std::size_t>(index)];
   std::unique_lock lock(sh.mu);
   while (true) {
-    sh.cv.wait(lock, [&] { return sh.stop || slot.asked > slot.done; });
+    slot.asked_cv.wait(lock, [&] { return sh.stop || slot.asked > slot.done; });
     if (sh.stop) return;
     const FieldMask fields = slot.fields;
     const FieldMask mig_fields = slot.mig_fields;
@@ -58,7 +59,7 @@ void ReaderLoop(const std::shared_ptr<Backend>& backend,
     lock.lock();
     slot.mig = std::move(mig);
     slot.done = slot.asked;
-    sh.cv.notify_all();
+    sh.done_cv.notify_one();
   }
 }
 
@@ -77,8 +78,10 @@ DeviceReaders::~DeviceReaders() {
   {
     std::lock_guard lock(shared_->mu);
     shared_->stop = true;
-    for (const auto& slot : shared_->slots) in_call.push_back(slot.asked > slot.done);
-    shared_->cv.notify_all();
+    for (auto& slot : shared_->slots) {
+      in_call.push_back(slot.asked > slot.done);
+      slot.asked_cv.notify_one();
+    }
   }
   for (std::size_t i = 0; i < shared_->threads.size(); ++i) {
     // A reader in a call holds the backend and the shared state, and ends when the call returns.
@@ -106,9 +109,9 @@ std::vector<DeviceReaders::Gpu> DeviceReaders::Read(const std::vector<FieldMask>
     slot.started = now;
     ++slot.asked;
     asked[i] = true;
+    slot.asked_cv.notify_one();
   }
-  sh.cv.notify_all();
-  sh.cv.wait_until(lock, stop, deadline, [&] {
+  sh.done_cv.wait_until(lock, stop, deadline, [&] {
     for (std::size_t i = 0; i < sh.slots.size(); ++i) {
       if (asked[i] && sh.slots[i].done < sh.slots[i].asked) return false;
     }
