@@ -2,7 +2,7 @@
 // Headless-browser check of the live dashboard that `gpuwatch serve` answers at "/".
 //
 //   node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark]
-//        [--expect-demo] [--expect-framework] [--seconds N] [--demo]
+//        [--expect-demo] [--expect-framework] [--expect-stale GPU] [--seconds N] [--demo]
 //
 // URL: a running server (e.g. http://127.0.0.1:19999/ from `gpuwatch serve --demo --listen
 // 127.0.0.1:19999`). --fixture instead starts web/fixtures/dev_server.mjs (8 GPUs, 100
@@ -32,12 +32,12 @@ const kLongTaskMs = 50;
 
 function usage(message) {
   console.error(`check_dashboard: ${message}`);
-  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark] [--expect-demo] [--expect-framework] [--seconds N] [--demo]');
+  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark] [--expect-demo] [--expect-framework] [--expect-stale GPU] [--seconds N] [--demo]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { url: null, fixture: false, screenshot: null, dark: false, expectDemo: false, expectFramework: false, seconds: 10, demo: false };
+  const args = { url: null, fixture: false, screenshot: null, dark: false, expectDemo: false, expectFramework: false, expectStale: null, seconds: 10, demo: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--screenshot') args.screenshot = argv[++i] || usage('--screenshot needs a file');
@@ -47,6 +47,7 @@ function parseArgs(argv) {
     } else if (a === '--dark') args.dark = true;
     else if (a === '--expect-demo') args.expectDemo = true;
     else if (a === '--expect-framework') args.expectFramework = true;
+    else if (a === '--expect-stale') args.expectStale = Number(argv[++i]);
     else if (a === '--fixture') args.fixture = true;
     else if (a === '--demo') args.demo = true;
     else if (a.startsWith('--')) usage(`unknown option ${a}`);
@@ -289,6 +290,7 @@ async function checkPage(page, base, r, args, server) {
     gpu: Number(c.dataset.gpu),
     lost: c.classList.contains('gw-lost'),
     health: c.querySelector('.gw-health').textContent,
+    note: ((n) => (n && !n.hidden ? n.textContent : ''))(c.querySelector('.gw-lost-note')),
     alerts: [...c.querySelectorAll('.gw-card-alert')].map((a) => a.textContent),
     stats: Object.fromEntries([...c.querySelectorAll('.gw-stat')].map((s) => [s.querySelector('.gw-stat-label').textContent, s.querySelector('.gw-stat-value').textContent])),
     throttle: c.querySelector('.gw-throttle-words').textContent,
@@ -312,6 +314,15 @@ async function checkPage(page, base, r, args, server) {
   const panel = await page.evaluate(() => ({ alerts: document.querySelectorAll('#gw-alerts .gw-alert').length, leaks: document.querySelectorAll('#gw-alerts .gw-leak-row').length }));
   r.check(panel.alerts === (snap.alerts || []).length && panel.leaks === (snap.leaks || []).length,
     `alerts panel lists ${(snap.alerts || []).length} alerts and ${(snap.leaks || []).length} leaks`, `alerts ${panel.alerts}, leaks ${panel.leaks}`);
+  if (args.expectStale != null) {
+    const d = devices.find((x) => x.index === args.expectStale);
+    r.check(!!d && d.health === 'stale', `--expect-stale ${args.expectStale}: the snapshot says GPU ${args.expectStale} is stale`, d ? `health ${d.health}` : 'no such GPU');
+  }
+  for (const d of devices.filter((x) => x.health === 'stale')) {
+    const card = cardOf(d.index);
+    r.check(!!card && /STALE/.test(card.health) && /Not answering/.test(card.note),
+      `stale GPU ${d.index} (a hung driver call) is shown as STALE, not as live`, card ? `health "${card.health}", note "${card.note}"` : 'no card');
+  }
   for (const d of devices.filter((x) => x.health === 'lost')) {
     const card = cardOf(d.index);
     r.check(!!card && card.lost && /LOST/.test(card.health), `lost GPU ${d.index} is shown as LOST`, card ? `health "${card.health}"` : 'no card');

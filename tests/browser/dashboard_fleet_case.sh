@@ -3,7 +3,8 @@
 # generated fleet of 8 GPUs and 105 processes (the size the dashboard must
 # stay smooth at), with a job reporting torch memory over --socket: the
 # browser check passes (cards, charts, table, smoothness) and GPU 0's card
-# shows the framework memory the job sent.
+# shows the framework memory the job sent. GPU 7's temperature read never
+# returns (a hung driver call): its card says STALE while the others go on.
 #   dashboard_fleet_case.sh BUILD_DIR ARTIFACT_DIR PORT
 set -euo pipefail
 source "$(dirname "$0")/case_lib.sh"
@@ -21,6 +22,9 @@ case_setup "$@"
       echo "      - {pid: $((300000 + g * 100 + p)), memory: {constant: $((1 + p % 4))GiB, noise: 50MiB}, sm_util: {constant: 3, noise: 2}}"
     done
   done
+  echo "faults:"
+  echo "  - hang: {call: nvmlDeviceGetTemperature}"
+  echo "    device: 7"
 } >"$work/fleet.yaml"
 "$build/gpuwatch" --scenario "$work/fleet.yaml" serve --listen "127.0.0.1:$port" -i 1s \
   --socket "$work/gpuwatch.sock" >"$work/serve.log" 2>&1 &
@@ -46,5 +50,5 @@ for _ in $(seq 1 60); do
   curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep -q '"framework":"torch"' && break
   sleep 0.5
 done
-node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-framework --seconds 10 \
+node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-framework --expect-stale 7 --seconds 10 \
   --screenshot "$artifacts/dashboard-fleet.png"

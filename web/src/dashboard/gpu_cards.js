@@ -104,9 +104,12 @@ class GpuCard {
     setText(this.pstate, pstate == null ? '' : typeof pstate === 'number' ? `P${pstate}` : String(pstate), 'performance state');
     this.lost_note.hidden = !bad;
     if (bad) {
+      const stale = device.health === 'stale';
       setText(this.lost_note, lost
         ? 'GPU lost: the driver no longer answers for this GPU. Values below are unavailable until it is back.'
-        : `GPU in error${device.healthDetail ? `: ${device.healthDetail}` : ''}.`);
+        : stale
+          ? `Not answering${device.healthDetail ? `: ${device.healthDetail.split(';')[0]}` : ''}. The values below are the last ones read, not current.`
+          : `GPU in error${device.healthDetail ? `: ${device.healthDetail}` : ''}.`);
     }
 
     this.updateMemory(device);
