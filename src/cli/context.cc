@@ -6,6 +6,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <mutex>
 #include <thread>
 
@@ -106,6 +107,8 @@ Result<Source> OpenSource(const CommonArgs& args) {
     }
     auto backend = replay::ReplayBackend::Open({args.replay, args.replay_speed});
     if (!backend) return backend.error();
+    // What was skipped (a damaged last line, unknown event kinds), said once by every command.
+    for (const auto& note : (*backend)->notes()) std::cerr << "gpuwatch: note: " << note << "\n";
     Source source;
     source.replay = args.replay;
     source.backend = std::move(*backend);  // no resolver: the recording keeps who each process was

@@ -181,6 +181,9 @@ TEST_F(CliReplayEverySample, DamagedOrHostileFilesReplayOrFailNamingTheFile) {
   const CmdResult r =
       Gpuwatch("watch --replay " + rec.string() + " --replay-speed 0 -q --jsonl " + out.string());
   ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("gpuwatch: note: " + rec.string() + ":5: the last line is not a whole JSON"),
+            std::string::npos)
+      << "watch says what it skipped: " << r.err;
   std::string hostname;
   ExpectEverySampleOnceInOrder(Samples(out, &hostname), 3);
   const CmdResult report = Gpuwatch("report " + rec.string() + " -o " + (dir_ / "r.html").string());
