@@ -59,6 +59,13 @@ class Fd {
 
 }  // namespace
 
+Status CheckRegularFileOrAbsent(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return Status::Ok();  // absent, or said by whoever opens it
+  if (S_ISREG(st.st_mode)) return Status::Ok();
+  return Status::InvalidArgument(path + " is " + Kind(st.st_mode) + ", not a regular file");
+}
+
 Status CheckTextFile(const std::string& path, std::size_t max_bytes) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return CannotRead(path, errno);

@@ -19,6 +19,11 @@ inline constexpr std::size_t kMaxTextFileBytes = std::size_t{1} << 20;
 // does not exist, kInvalidArgument when it is something else or too large.
 Status CheckTextFile(const std::string& path, std::size_t max_bytes = kMaxTextFileBytes);
 
+// Ok when nothing is at `path` (it will be made) or a regular file is;
+// kInvalidArgument naming what is there otherwise (a FIFO, a device...): for
+// files opened for writing and reading back, such as a history database.
+Status CheckRegularFileOrAbsent(const std::string& path);
+
 // CheckTextFile, then the whole file; kNotFound also when it cannot be read.
 Result<std::string> ReadTextFile(const std::string& path,
                                  std::size_t max_bytes = kMaxTextFileBytes);

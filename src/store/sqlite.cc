@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/text_file.h"
+
 namespace gpuwatch::store {
 
 Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
@@ -30,6 +32,11 @@ Status SqliteStatus(int rc, std::string_view what, sqlite3* db) {
 }
 
 Result<Db> Db::Open(const std::string& path, Mode mode) {
+  // A FIFO would block the first read; a device is no database.
+  if (Status s = CheckRegularFileOrAbsent(path); !s.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("cannot open history database '{}': {}", path, s.message()));
+  }
   Db db;
   db.path_ = path;
   sqlite3* raw = nullptr;

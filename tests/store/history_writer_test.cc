@@ -2,6 +2,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <fstream>
 
@@ -184,6 +185,18 @@ TEST(HistoryWriter, FileOfAnotherKindIsRefused) {
   auto w = HistoryWriter::Open(path);
   ASSERT_FALSE(w.has_value());
   EXPECT_THAT(w.error().message(), HasSubstr(path));
+}
+
+TEST(HistoryWriter, AFifoOrADeviceIsRefusedNamingWhatItIs) {
+  ScratchDir dir;
+  const std::string fifo = dir.File("pipe.db");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (const auto& [path, kind] :
+       {std::pair<std::string, std::string>{fifo, "a FIFO"}, {"/dev/zero", "a character device"}}) {
+    auto w = HistoryWriter::Open(path);
+    ASSERT_FALSE(w.has_value()) << path;
+    EXPECT_THAT(w.error().message(), HasSubstr(path + " is " + kind + ", not a regular file"));
+  }
 }
 
 TEST(HistoryWriter, UsesWalMode) {
