@@ -36,8 +36,8 @@ struct DeviceReaders::Shared {
   const bool processes;
   std::mutex mu;
   std::condition_variable_any done_cv;  // a read done: Read() waits
-  bool stop = false;               // GUARDED_BY(mu)
-  std::vector<Slot> slots;         // GUARDED_BY(mu), but see Slot; never resized
+  bool stop = false;                    // GUARDED_BY(mu)
+  std::vector<Slot> slots;              // GUARDED_BY(mu), but see Slot; never resized
   std::vector<std::thread> threads;
 };
 
