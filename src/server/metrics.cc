@@ -375,8 +375,7 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
   w.Add("gpuwatch_exporter_sampler_hung", Type::kGauge,
         "1 while no GPU answers (a driver call hangs) and the last good snapshot is served; "
         "one hung GPU among others that answer is its gpuwatch_gpu_up 0",
-        host,
-        st.sampler_hung ? 1 : 0);
+        host, st.sampler_hung ? 1 : 0);
   w.Add("gpuwatch_exporter_http_shed_total", Type::kCounter,
         "Connections answered without a worker because all were busy (503; probes answered)", host,
         static_cast<double>(st.http_shed));
