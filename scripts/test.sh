@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Every test: installs what it needs, then builds and runs
-#   1. the whole suite with GCC (unit, fake-NVML backend, CLI golden tests),
-#   2. the unit tests again under ASan+UBSan,
-#   3. a clang build with warnings as errors, and a clang-format check;
-#   4. the threaded parts' tests (sampler, server, store, job socket, actions)
-#      under ThreadSanitizer, the parsers under libFuzzer;
+#   1. the whole suite with GCC, warnings as errors (unit, fake-NVML backend,
+#      CLI golden tests, browsers, a real Prometheus),
+#   2. the suite again built by clang, warnings as errors, under ASan+UBSan
+#      (one build checks both the second compiler and the sanitizers),
+#   3. the threaded parts' tests (sampler, server, store, job socket, actions)
+#      under ThreadSanitizer, the parsers under libFuzzer, a clang-format check;
 #   and the Python package: pip install ./python, then pytest.
 # The real-Prometheus test (4 min: it waits for a leak verdict) and the attack
 # suite (it bounds the daemon's memory, which a sanitizer multiplies) run in
-# the GCC stage only; the sanitizer and clang stages run everything else.
+# the GCC stage only; the sanitizer stage runs everything else.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -42,15 +43,10 @@ fi
 # run under the sanitizers; they are half of what the sanitized suite costs).
 gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*)$'
 
-step "ASan+UBSan build and tests"
+step "clang build (warnings as errors) under ASan+UBSan, and tests"
 cmake --preset asan >/dev/null
-cmake --build --preset asan -j "$JOBS"
-ctest --preset asan -j "$JOBS" -E "$gcc_only" || failed=1
-
-step "clang build (warnings as errors) and tests"
-cmake --preset clang >/dev/null
-if cmake --build --preset clang -j "$JOBS"; then
-  ctest --preset clang -j "$JOBS" -E "$gcc_only" || failed=1
+if cmake --build --preset asan -j "$JOBS"; then
+  ctest --preset asan -j "$JOBS" -E "$gcc_only" || failed=1
 else
   failed=1
 fi

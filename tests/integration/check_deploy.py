@@ -309,7 +309,7 @@ def check_dockerfile(gpuwatch):
     else:
         base = {"libc6", "libgcc-s1", "libstdc++6", "zlib1g"}  # in debian:12-slim
         ldd = run(["ldd", str(gpuwatch)]).stdout
-        # A sanitizer build (scripts/test.sh's asan preset) links its runtimes; the image is a
+        # A GCC sanitizer build links its runtimes as shared libraries; the image is a
         # release build, which does not.
         libs = [lib for lib in re.findall(r"=> (/\S+)", ldd)
                 if not re.match(r"lib(asan|ubsan|tsan|lsan)\.so", Path(lib).name)]

@@ -173,20 +173,24 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
   return r;
 }
 
-// The newest floor of the finest usable scale, over stop_span (at least four
-// windows, and an eighth of r's span: slow growth needs longer to show), still
-// rises at a share of r's rate. True when it cannot tell yet.
+// The newest floor of the finest usable scale still rises at a share of r's
+// rate: over its last stop_span / window points, at least two (a floor window
+// is at least a tooth long, so two flat ones in a row are a stop), spaced a
+// window apart (the time a window's minimum was seen jitters by up to a
+// window). True when it cannot tell yet.
 bool LeakDetector::StillRising(const SpanResult& r) const {
-  const double rate_bytes_per_s = r.estimate.rate_bytes_per_s;
   for (std::size_t i = 0; i < scales_.size(); ++i) {
     if (!Usable(i)) continue;
     const FloorTracker& f = scales_[i].floor;
-    const double span_s = std::max(Seconds(options_.stop_span), 3 * f.window_s());
-    const std::vector<Point> all(f.points().begin(), f.points().end());
-    const std::span<const Point> points = Recent(all, span_s - f.window_s() + kEpsilon);
-    if (points.size() < 3) return true;
+    const auto n = std::max<std::size_t>(
+        2, static_cast<std::size_t>(std::lround(Seconds(options_.stop_span) / f.window_s())));
+    if (f.points().size() < n) return true;
+    std::vector<Point> points;
+    for (std::size_t k = f.points().size() - n; k < f.points().size(); ++k) {
+      points.push_back({static_cast<double>(points.size()) * f.window_s(), f.points()[k].value});
+    }
     const auto slope = TheilSen(points);
-    return !slope || slope->slope >= options_.half_share * rate_bytes_per_s;
+    return !slope || slope->slope >= options_.half_share * r.estimate.rate_bytes_per_s;
   }
   return true;
 }
@@ -326,7 +330,13 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // A stop (no span grows, or the newest floor is flat) is taken for real on
   // the third decision in a row that sees it; until then the last rate holds.
   const bool rising = growth != nullptr && StillRising(*rate);
-  stopped_ = rising ? 0 : stopped_ + 1;
+  // No usable scale has tested a span (the teeth just ruled the finer ones
+  // out): that is no evidence of a stop either.
+  if (rising) {
+    stopped_ = 0;
+  } else if (fallback != nullptr) {
+    ++stopped_;
+  }
   next.growing = rising || (estimate_.growing && stopped_ < kStopDecisions);
   if (next.growing && !rising) {
     next.rate_bytes_per_s = estimate_.rate_bytes_per_s;

@@ -21,7 +21,7 @@
 //  - a *forecast* (OOM soon) is raised when some steady span (halves within
 //    steady_ratio) of length L shows sustained growth with T <= urgency × L
 //    and T <= forecast_horizon, while the newest floor of the finest usable
-//    scale (over max(stop_span, 3 windows)) still rises. It stands while the
+//    scale (its last max(2, stop_span / window) points) still rises. It stands while the
 //    growth goes on within the horizon; a stop is taken for real on the third
 //    decision that sees it, and a tooth that rules the forecast's scale out
 //    and takes memory back below where it was raised ends it at once;

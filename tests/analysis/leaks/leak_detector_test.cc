@@ -136,6 +136,36 @@ TEST(LeakDetector, AFastCacheThatFillsAndStopsGetsNoVerdictAndItsForecastClears)
   EXPECT_FALSE(d.estimate().forecast);
 }
 
+TEST(LeakDetector, AForecastStandsWhileLongerTeethRuleTheFinerScalesOut) {
+  // 6 GiB/min for five minutes; after two its 1 GiB teeth of 3 s give way to
+  // 6 GiB ones of 19 s, which rule out every scale that has tested a span:
+  // that is no evidence of a stop.
+  LeakDetector d;
+  const Outcome r = Feed(d, 420, [](double t) {
+    const double tooth = t < 120 ? Tooth(t, kGiB, 3) : Tooth(t, 6 * kGiB, 19);
+    return 12 * kGiB + 6 * kGiB * std::min(t, 300.0) / 60 + tooth;
+  });
+  ASSERT_TRUE(r.forecast_at);
+  EXPECT_LT(*r.forecast_at, 120);
+  EXPECT_EQ(r.forecasts, 1) << "raised once, never cleared while the growth went on";
+  ASSERT_TRUE(r.forecast_cleared_at);
+  EXPECT_GT(*r.forecast_cleared_at, 300);
+}
+
+TEST(LeakDetector, GrowthUnderLongTeethThatStopsClearsItsForecastWithinAMinute) {
+  // 6 GiB/min for four minutes under 17 s teeth (20 s floor windows): two flat
+  // windows after the stop are the evidence, not three.
+  LeakDetector d;
+  const Outcome r = Feed(d, 600, [](double t) {
+    return 12 * kGiB + 6 * kGiB * std::min(t, 240.0) / 60 + Tooth(t, 3 * kGiB, 17);
+  });
+  ASSERT_TRUE(r.forecast_at);
+  ASSERT_TRUE(r.forecast_cleared_at);
+  EXPECT_GT(*r.forecast_cleared_at, 240);
+  EXPECT_LE(*r.forecast_cleared_at, 240 + 60);
+  EXPECT_FALSE(r.suspected_at);
+}
+
 TEST(LeakDetector, AnEmptyCacheSawtoothIsNotGrowth) {
   // The cache grows 20 GiB over ten 0.5 s steps, then empty_cache() frees it.
   LeakDetector d;
