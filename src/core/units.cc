@@ -5,7 +5,10 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <string>
+
+#include "core/unit_names.h"
 
 namespace gpuwatch {
 namespace {
@@ -44,22 +47,19 @@ Split SplitNumber(std::string_view text) {
 
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
   const Split s = SplitNumber(text);
-  static constexpr std::pair<std::string_view, double> kUnits[] = {
-      {"ms", 1}, {"s", 1e3}, {"", 1e3}, {"m", 60e3}, {"min", 60e3}, {"h", 3600e3}, {"d", 86400e3}};
-  if (s.ok) {
-    for (const auto& [unit, ms] : kUnits) {
-      if (s.suffix == unit) {
-        const double total = s.number * ms;
-        if (total > static_cast<double>(kLongestDuration.count())) {
-          return Status::InvalidArgument(
-              fmt::format("\"{}\" is too long: a duration is at most 365d", text));
-        }
-        return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));
-      }
+  // A bare number is seconds.
+  const std::optional<double> ms = s.suffix.empty() ? 1e3 : units::MillisecondsPer(s.suffix);
+  if (s.ok && ms) {
+    const double total = s.number * *ms;
+    if (total > static_cast<double>(kLongestDuration.count())) {
+      return Status::InvalidArgument(
+          fmt::format("\"{}\" is too long: a duration is at most 365d", text));
     }
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(total)));
   }
-  return Status::InvalidArgument(fmt::format(
-      "\"{}\" is not a duration: give a number with ms, s, m, h or d (e.g. 500ms, 30s, 5m)", text));
+  return Status::InvalidArgument(
+      fmt::format("\"{}\" is not a duration: give a number with {} (e.g. 500ms, 30s, 5m)", text,
+                  units::kDurationNames));
 }
 
 Result<std::uint64_t> ParseSize(std::string_view text) {
@@ -69,35 +69,17 @@ Result<std::uint64_t> ParseSize(std::string_view text) {
         fmt::format("\"{}\" has no unit: write e.g. {}GiB or {}MiB ({}B if you mean bytes)", text,
                     s.digits, s.digits, s.digits));
   }
-  static constexpr std::pair<std::string_view, double> kUnits[] = {{"", 1},
-                                                                   {"B", 1},
-                                                                   {"KiB", 1024.0},
-                                                                   {"MiB", 1048576.0},
-                                                                   {"GiB", 1073741824.0},
-                                                                   {"TiB", 1099511627776.0},
-                                                                   {"KB", 1e3},
-                                                                   {"MB", 1e6},
-                                                                   {"GB", 1e9},
-                                                                   {"TB", 1e12},
-                                                                   {"K", 1024.0},
-                                                                   {"M", 1048576.0},
-                                                                   {"G", 1073741824.0},
-                                                                   {"T", 1099511627776.0}};
-  if (s.ok) {
-    for (const auto& [unit, bytes] : kUnits) {
-      if (s.suffix == unit) {
-        const double total = std::round(s.number * bytes);
-        if (total >= 18446744073709551616.0) {  // 2^64
-          return Status::InvalidArgument(
-              fmt::format("\"{}\" is too large: a size is at most 16 EiB (64-bit bytes)", text));
-        }
-        return static_cast<std::uint64_t>(total);
-      }
+  const std::optional<double> bytes = s.suffix.empty() ? 1 : units::BytesPer(s.suffix);
+  if (s.ok && bytes) {
+    const double total = std::round(s.number * *bytes);
+    if (total >= 18446744073709551616.0) {  // 2^64
+      return Status::InvalidArgument(
+          fmt::format("\"{}\" is too large: a size is at most 16 EiB (64-bit bytes)", text));
     }
+    return static_cast<std::uint64_t>(total);
   }
-  return Status::InvalidArgument(fmt::format(
-      "\"{}\" is not a size: give a number with B, KiB, MiB, GiB or TiB (or KB, MB, GB, TB)",
-      text));
+  return Status::InvalidArgument(
+      fmt::format("\"{}\" is not a size: give a number with {}", text, units::kSizeNames));
 }
 
 }  // namespace gpuwatch

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <utility>
 
+#include "core/unit_names.h"
+
 namespace gpuwatch::fake_nvml {
 namespace {
 
@@ -58,38 +60,20 @@ std::optional<double> ParseSizeBytes(std::string_view text) {
   auto split = SplitNumberUnit(text);
   if (!split) return std::nullopt;
   auto [number, unit] = *split;
-  struct Unit {
-    std::string_view name;
-    double factor;
-  };
-  static constexpr Unit kUnits[] = {
-      {"", 1},
-      {"B", 1},
-      {"KiB", 1024.0},
-      {"MiB", 1048576.0},
-      {"GiB", 1073741824.0},
-      {"TiB", 1099511627776.0},
-      {"KB", 1e3},
-      {"MB", 1e6},
-      {"GB", 1e9},
-      {"TB", 1e12},
-  };
-  for (const Unit& u : kUnits) {
-    if (unit == u.name) return number * u.factor;
-  }
-  return std::nullopt;
+  if (unit.empty()) return number;
+  const std::optional<double> bytes = units::BytesPer(unit);
+  if (!bytes) return std::nullopt;
+  return number * *bytes;
 }
 
 std::optional<double> ParseDurationSeconds(std::string_view text) {
   auto split = SplitNumberUnit(text);
   if (!split) return std::nullopt;
   auto [number, unit] = *split;
-  if (unit.empty() || unit == "s") return number;
-  if (unit == "ms") return number / 1000.0;
-  if (unit == "m" || unit == "min") return number * 60.0;
-  if (unit == "h") return number * 3600.0;
-  if (unit == "d") return number * 86400.0;
-  return std::nullopt;
+  if (unit.empty()) return number;
+  const std::optional<double> ms = units::MillisecondsPer(unit);
+  if (!ms) return std::nullopt;
+  return number * *ms / 1000.0;
 }
 
 }  // namespace gpuwatch::fake_nvml

@@ -8,10 +8,11 @@
 
 namespace gpuwatch::fake_nvml {
 
-// Bytes. Binary units KiB/MiB/GiB/TiB, decimal KB/MB/GB/TB, B; case-sensitive.
+// Bytes: a plain number, or one with a unit of core/unit_names.h (the names
+// every size parser of gpuwatch takes).
 std::optional<double> ParseSizeBytes(std::string_view text);
 
-// Seconds. Units ms, s, m, h, d.
+// Seconds: a plain number, or one with a unit of core/unit_names.h.
 std::optional<double> ParseDurationSeconds(std::string_view text);
 
 // A plain number ("42", "-1.5", "0x60"); hex only for non-negative integers.

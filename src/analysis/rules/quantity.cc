@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "core/unit_names.h"
+
 namespace gpuwatch::rules {
 namespace {
 
@@ -16,18 +18,6 @@ struct Suffix {
   double factor;
 };
 
-constexpr std::array kByteSuffixes = {
-    Suffix{"B", 1.0},
-    Suffix{"KiB", 1024.0},
-    Suffix{"MiB", 1048576.0},
-    Suffix{"GiB", 1073741824.0},
-    Suffix{"TiB", 1099511627776.0},
-    Suffix{"KB", 1e3},
-    Suffix{"kB", 1e3},
-    Suffix{"MB", 1e6},
-    Suffix{"GB", 1e9},
-    Suffix{"TB", 1e12},
-};
 constexpr std::array kCelsiusSuffixes = {Suffix{"C", 1.0}, Suffix{"°C", 1.0}};
 constexpr std::array kWattSuffixes = {Suffix{"W", 1.0}, Suffix{"kW", 1e3}, Suffix{"mW", 1e-3}};
 constexpr std::array kJouleSuffixes = {Suffix{"J", 1.0}, Suffix{"kJ", 1e3}, Suffix{"MJ", 1e6},
@@ -60,9 +50,9 @@ std::string_view UnitSuffixes(Unit unit) {
     case Unit::kRatio:
       return "a 0..1 number or a percentage such as 90%";
     case Unit::kBytes:
-      return "B, KiB, MiB, GiB, TiB, KB, MB, GB, TB";
+      return units::kSizeNames;
     case Unit::kBytesPerSecond:
-      return "B/s, KiB/s, MiB/s, GiB/s, KB/s, MB/s, GB/s";
+      return "B/s, KiB/s, MiB/s, GiB/s, TiB/s, KB/s, MB/s, GB/s, TB/s";
     case Unit::kCelsius:
       return "C or °C";
     case Unit::kWatts:
@@ -98,11 +88,11 @@ Result<double> ParseQuantity(std::string_view text, Unit unit) {
         if (suffix == "%") factor = 0.01;
         break;
       case Unit::kBytes:
-        factor = Factor(kByteSuffixes, suffix);
+        factor = units::BytesPer(suffix);
         break;
       case Unit::kBytesPerSecond:
         if (suffix.size() > 2 && suffix.substr(suffix.size() - 2) == "/s") {
-          factor = Factor(kByteSuffixes, suffix.substr(0, suffix.size() - 2));
+          factor = units::BytesPer(suffix.substr(0, suffix.size() - 2));
         }
         break;
       case Unit::kCelsius:
@@ -134,33 +124,6 @@ Result<double> ParseQuantity(std::string_view text, Unit unit) {
         fmt::format("'{}' is too large: a size is at most 16 EiB (64-bit bytes)", text));
   }
   return value;
-}
-
-Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
-  double number = 0;
-  std::string_view suffix;
-  if (!SplitNumber(text, &number, &suffix) || number < 0) {
-    return Status::InvalidArgument(
-        fmt::format("'{}' is not a duration: write e.g. 500ms, 30s, 5m or 1h", text));
-  }
-  double ms_per_unit = 0;
-  if (suffix == "ms") {
-    ms_per_unit = 1;
-  } else if (suffix == "s") {
-    ms_per_unit = 1e3;
-  } else if (suffix == "m" || suffix == "min") {
-    ms_per_unit = 60e3;
-  } else if (suffix == "h") {
-    ms_per_unit = 3600e3;
-  } else if (suffix.empty() && number == 0) {
-    ms_per_unit = 0;
-  } else {
-    return Status::InvalidArgument(
-        fmt::format("'{}' is not a duration: the unit must be ms, s, m or h (e.g. 30s, 5m)", text));
-  }
-  double ms = number * ms_per_unit;
-  if (ms > 1e15) return Status::InvalidArgument(fmt::format("duration '{}' is too long", text));
-  return std::chrono::milliseconds(static_cast<std::int64_t>(std::llround(ms)));
 }
 
 std::string FormatValue(double value, Unit unit) {

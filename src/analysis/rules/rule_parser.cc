@@ -13,6 +13,7 @@
 #include "analysis/rules/quantity.h"
 #include "analysis/rules/yaml_document.h"
 #include "core/text_file.h"
+#include "gpuwatch/units.h"
 
 namespace gpuwatch::rules {
 namespace {

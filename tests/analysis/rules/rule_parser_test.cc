@@ -87,6 +87,22 @@ TEST(RuleParser, DefaultsAreDeviceScopeWarningLogAndNegatedClear) {
   EXPECT_TRUE(std::holds_alternative<LogAction>(r.actions[0]));
 }
 
+TEST(RuleParser, DurationsReadAsEveryFlagDoes) {
+  // One grammar (gpuwatch/units.h): a plain number is seconds, days and minutes too.
+  Result<RuleSet> set = ParseRules(
+      "rules:\n  - name: hot\n    condition: temperature_gpu_celsius > 80\n    for: 30\n"
+      "    clear_for: 1d\n    actions:\n      - webhook: {url: \"http://127.0.0.1:9/h\", "
+      "timeout: 2min}\n",
+      "r.yaml");
+  ASSERT_TRUE(set) << set.error().message();
+  const Rule& r = set->rules[0];
+  EXPECT_EQ(r.for_duration, std::chrono::seconds(30));
+  EXPECT_EQ(r.clear_for, std::chrono::hours(24));
+  ASSERT_EQ(r.actions.size(), 1u);
+  ASSERT_TRUE(std::holds_alternative<WebhookAction>(r.actions[0]));
+  EXPECT_EQ(std::get<WebhookAction>(r.actions[0]).timeout, std::chrono::minutes(2));
+}
+
 struct BadFile {
   std::string_view yaml;
   std::string_view where;  // file:line:column
@@ -132,8 +148,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadFile{"rules:\n  - name: a\n    condition: [1]\n", "r.yaml:3:16", "single value"},
         BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    clear: foo < 1\n",
                 "r.yaml:4:12", "unknown field 'foo'"},
-        BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    for: 30\n",
+        BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    for: 30x\n",
                 "r.yaml:4:10", "not a duration"},
+        BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    for: 400d\n",
+                "r.yaml:4:10", "too long"},
         BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    clear_for: x\n",
                 "r.yaml:4:16", "not a duration"},
         BadFile{"rules:\n  - name: a\n    condition: memory_used_ratio > 0.9\n    severity: loud\n",

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""scripts/check_layers.py passes on this tree and fails, naming the file, on
+a forbidden include, an exception that no longer occurs and an unlisted layer.
+
+    tests/layering/check_layers_test.py
+"""
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+root = Path(__file__).resolve().parents[2]
+script = root / "scripts" / "check_layers.py"
+failures = 0
+
+
+def check(ok, what, detail=""):
+    global failures
+    print(("ok - " if ok else "not ok - ") + what)
+    if not ok:
+        failures += 1
+        for line in detail.splitlines():
+            print("#   " + line)
+
+
+def run(tree):
+    r = subprocess.run([sys.executable, str(script), "--root", str(tree)], capture_output=True,
+                       text=True)
+    return r.returncode, r.stdout + r.stderr
+
+
+code, out = run(root)
+check(code == 0 and "layering:" in out, "this tree keeps to src/LAYERS", out)
+
+
+def with_copy(change):
+    """Runs the check on a copy of src/ changed by change(src)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        shutil.copytree(root / "src", Path(tmp) / "src")
+        change(Path(tmp) / "src")
+        return run(Path(tmp))
+
+
+def append(path, text):
+    path.write_text(path.read_text() + text)
+
+
+code, out = with_copy(lambda src: append(src / "core" / "units.cc", '#include "cli/context.h"\n'))
+lines = (root / "src" / "core" / "units.cc").read_text().count("\n") + 1
+check(code == 1 and f'src/core/units.cc:{lines}: core may not include cli ("cli/context.h")' in out,
+      "core including cli fails, naming the file and line", out)
+
+code, out = with_copy(lambda src: append(src / "sampler" / "sampler.h",
+                                         '#include "server/http_server.h"\n'))
+check(code == 1 and "sampler may not include server" in out and "allowed: core host" in out,
+      "sampler including server fails and says what sampler may include", out)
+
+
+def drop_exception_include(src):
+    p = src / "export" / "lease_json.h"
+    p.write_text(p.read_text().replace('#include "host/leases.h"', ""))
+
+
+code, out = with_copy(drop_exception_include)
+check(code == 1 and "exception export/lease_json.h -> host/leases.h no longer occurs" in out,
+      "an exception that no longer occurs must leave the table", out)
+
+
+def new_layer(src):
+    (src / "engine").mkdir()
+    (src / "engine" / "engine.cc").write_text('#include "core/unit_names.h"\n')
+
+
+code, out = with_copy(new_layer)
+check(code == 1 and "layer engine has no line in src/LAYERS" in out,
+      "a new directory needs its line in src/LAYERS", out)
+
+print(f"{failures} failed" if failures else "all passed")
+sys.exit(1 if failures else 0)
