@@ -10,17 +10,12 @@
 #include <string>
 #include <string_view>
 
+#include "gpuwatch/process_key.h"
+
 namespace gpuwatch {
 
 enum class Severity : std::uint8_t { kInfo, kWarning, kCritical };
 std::string_view SeverityName(Severity s);  // "info", "warning", "critical"
-
-// A process's identity: pids are reused, (pid, start time) is not.
-struct ProcessKey {
-  std::uint32_t pid = 0;
-  std::uint64_t start_ticks = 0;
-  friend auto operator<=>(const ProcessKey&, const ProcessKey&) = default;
-};
 
 struct Event {
   enum class Kind : std::uint8_t {

@@ -218,7 +218,7 @@ HeldLeases::~HeldLeases() {
   (void)book_.Update([this](host::LeaseTable& t) { t.Remove(ticket_); });
 }
 
-Status HeldLeases::AddHolder(const host::LeaseHolder& holder) {
+Status HeldLeases::AddHolder(const ProcessKey& holder) {
   return book_.Update([&](host::LeaseTable& t) {
     for (host::Lease& l : t.leases) {
       if (l.ticket == ticket_) l.holders.push_back(holder);

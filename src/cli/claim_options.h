@@ -69,7 +69,7 @@ class HeldLeases {
   HeldLeases& operator=(const HeldLeases&) = delete;
   ~HeldLeases();
   // Another process that keeps the leases while it lives (the job).
-  Status AddHolder(const host::LeaseHolder& holder);
+  Status AddHolder(const ProcessKey& holder);
 
  private:
   host::LeaseBook book_;

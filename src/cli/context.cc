@@ -3,17 +3,16 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <condition_variable>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <mutex>
 #include <thread>
 
 #include "backends/nvml/nvml_backend.h"
 #include "backends/replay/replay_backend.h"
 #include "cli/signals.h"
 #include "core/driver_calls.h"
+#include "core/mutex.h"
 #include "core/text_file.h"
 
 namespace gpuwatch::cli {
@@ -60,26 +59,32 @@ std::string FirstExisting(std::initializer_list<fs::path> candidates) {
 
 Result<DemoAssets> FindDemoAssets(const std::string& scenario_override,
                                   const std::string& demo_dir) {
+  // Found from where the binary is, never from where it was built: next to
+  // it (a build tree, the Python package's _data/) or in its install prefix.
   const fs::path exe = ExeDir();
   const fs::path embedded = demo_dir.empty() ? exe : fs::path(demo_dir);
+  const fs::path prefix = exe / "..";
   DemoAssets a;
   a.library = FirstExisting({embedded / "lib" / "libnvidia-ml-fake.so",
                              exe / "lib" / "libnvidia-ml-fake.so",
-                             exe / ".." / "lib" / "gpuwatch" / "libnvidia-ml-fake.so",
-                             fs::path(GPUWATCH_BUILD_DIR) / "lib" / "libnvidia-ml-fake.so"});
+                             prefix / "lib" / "gpuwatch" / "libnvidia-ml-fake.so"});
   if (a.library.empty()) {
     return Status::NotFound(fmt::format(
-        "the demo's fake NVML library (libnvidia-ml-fake.so) is not next to {} nor in {}/lib",
-        exe.string(), GPUWATCH_BUILD_DIR));
+        "the demo's fake NVML library (libnvidia-ml-fake.so) is neither in {}/lib nor in "
+        "{}/lib/gpuwatch",
+        embedded.string(), fs::weakly_canonical(prefix).string()));
   }
   if (!scenario_override.empty()) {
     a.scenario = fs::absolute(scenario_override).string();
   } else {
-    a.scenario = FirstExisting({embedded / "scenarios" / "demo.yaml",
-                                exe / ".." / "share" / "gpuwatch" / "scenarios" / "demo.yaml",
-                                fs::path(GPUWATCH_SOURCE_DIR) / "scenarios" / "demo.yaml"});
-    if (a.scenario.empty())
-      return Status::NotFound("the demo fleet scenario (scenarios/demo.yaml) is not installed");
+    a.scenario =
+        FirstExisting({embedded / "scenarios" / "demo.yaml", exe / "scenarios" / "demo.yaml",
+                       prefix / "share" / "gpuwatch" / "scenarios" / "demo.yaml"});
+    if (a.scenario.empty()) {
+      return Status::NotFound(fmt::format(
+          "the demo fleet (scenarios/demo.yaml) is neither in {} nor in {}/share/gpuwatch",
+          embedded.string(), fs::weakly_canonical(prefix).string()));
+    }
   }
   fs::path host = fs::path(a.scenario).replace_extension(".host") / "proc";
   std::error_code ec;
@@ -172,23 +177,23 @@ std::string SourceHostname(const CommonArgs& args) {
 
 Result<Source> OpenSourceWaiting(const CommonArgs& args, const OpenWait& wait) {
   struct Opening {
-    std::mutex mu;
-    std::condition_variable cv;
-    std::optional<Result<Source>> result;  // guarded by mu
+    Mutex mu;
+    CondVar cv;
+    std::optional<Result<Source>> result GUARDED_BY(mu);
   };
   auto opening = std::make_shared<Opening>();
   // Detached: if the driver never answers, the thread stays with it.
   std::thread([opening, copy = args] {
     Result<Source> r = OpenSource(copy);
-    std::lock_guard lock(opening->mu);
+    MutexLock lock(opening->mu);
     opening->result.emplace(std::move(r));
-    opening->cv.notify_all();
+    opening->cv.NotifyAll();
   }).detach();
   const auto started = std::chrono::steady_clock::now();
   bool reported = false;
-  std::unique_lock lock(opening->mu);
+  MutexLock lock(opening->mu);
   while (!opening->result) {
-    opening->cv.wait_for(lock, std::chrono::milliseconds(100));
+    opening->cv.WaitFor(lock, std::chrono::milliseconds(100));
     if (opening->result) break;
     const auto now = std::chrono::steady_clock::now();
     const auto what =
@@ -205,9 +210,9 @@ Result<Source> OpenSourceWaiting(const CommonArgs& args, const OpenWait& wait) {
     }
     if (!reported && now - started >= wait.slow_after && wait.slow) {
       reported = true;
-      lock.unlock();
+      lock.Unlock();
       wait.slow(what);
-      lock.lock();
+      lock.Lock();
     }
   }
   return std::move(*opening->result);

@@ -28,7 +28,7 @@ struct ClaimRequest {
   bool lease = false;  // false: choose only (leased GPUs still count as taken)
   bool wait = false;   // queue until enough qualify (needs lease)
   std::optional<std::chrono::steady_clock::duration> timeout;  // of the wait; none: forever
-  std::vector<host::LeaseHolder> holders;                      // the lease's; the first one waits
+  std::vector<ProcessKey> holders;                             // the lease's; the first one waits
   std::string user;
   std::string command;
   std::chrono::milliseconds poll{200};

@@ -11,8 +11,9 @@ namespace gpuwatch::cli {
 HangReport::HangReport(std::chrono::milliseconds after) {
   thread_ = std::thread([this, after] {
     std::optional<std::chrono::steady_clock::time_point> reported;  // the call said last
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(250), [this] { return done_; })) {
+    MutexLock lock(mu_);
+    while (!cv_.WaitFor(lock, std::chrono::milliseconds(250),
+                        [this]() REQUIRES(mu_) { return done_; })) {
       const auto call = OldestDriverCall();
       if (!call || call->since == reported) continue;
       if (std::chrono::steady_clock::now() - call->since < after) continue;
@@ -28,10 +29,10 @@ HangReport::HangReport(std::chrono::milliseconds after) {
 
 HangReport::~HangReport() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     done_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   thread_.join();
 }
 

@@ -6,9 +6,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <thread>
+
+#include "core/mutex.h"
 
 namespace gpuwatch::cli {
 
@@ -20,9 +20,9 @@ class HangReport {
   HangReport& operator=(const HangReport&) = delete;
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;  // guarded by mu_
+  Mutex mu_;
+  CondVar cv_;
+  bool done_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

@@ -41,7 +41,7 @@ std::string CommandOf(std::uint32_t pid) {
 }
 
 // --release: gives back every lease `owner` holds.
-int Release(const host::LeaseHolder& owner) {
+int Release(const ProcessKey& owner) {
   int released = 0;
   const Status s = MachineLeaseBook().Update([&](host::LeaseTable& t) {
     const std::size_t before = t.leases.size();

@@ -12,7 +12,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -22,6 +21,7 @@
 #include "cli/serve_history.h"
 #include "cli/signals.h"
 #include "core/driver_calls.h"
+#include "core/mutex.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "host/leases.h"
@@ -249,7 +249,7 @@ class Daemon {
       const std::unique_ptr<Sampler::Follower> follower = sampler->Follow();
       sampler->Start();
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         sampler_ = sampler;
       }
       while (true) {
@@ -312,7 +312,7 @@ class Daemon {
     if (args_.outputs.db.empty()) {
       std::shared_ptr<Sampler> sampler;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         sampler = sampler_;
       }
       const auto published = hub_->Latest();
@@ -325,7 +325,7 @@ class Daemon {
           sampler ? sampler->History() : std::vector<std::shared_ptr<const Snapshot>>{}, q.device,
           q.fields, q.from, q.to);
     }
-    std::lock_guard lock(history_mu_);
+    MutexLock lock(history_mu_);
     if (!reader_) {
       auto reader = store::HistoryReader::Open(args_.outputs.db);
       if (!reader) return reader.error();
@@ -359,9 +359,9 @@ class Daemon {
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<JobSocket> socket_;
   server::FrameworkTable framework_;
-  std::mutex mu_;
+  Mutex mu_;
   std::shared_ptr<Sampler> sampler_;
-  std::mutex history_mu_;
+  Mutex history_mu_;
   std::optional<store::HistoryReader> reader_;
 };
 

@@ -2,9 +2,10 @@
 // alert actions' worker) without interleaving them.
 #pragma once
 
-#include <mutex>
 #include <ostream>
 #include <string_view>
+
+#include "core/mutex.h"
 
 namespace gpuwatch::cli {
 
@@ -12,13 +13,13 @@ class Terminal {
  public:
   explicit Terminal(std::ostream& out, std::string_view prefix = "") : out_(out), prefix_(prefix) {}
   void Line(std::string_view text) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     out_ << prefix_ << text << '\n' << std::flush;
   }
 
  private:
-  std::mutex mu_;
-  std::ostream& out_;  // GUARDED_BY(mu_)
+  Mutex mu_;
+  std::ostream& out_ GUARDED_BY(mu_);
   const std::string_view prefix_;
 };
 

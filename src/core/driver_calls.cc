@@ -3,15 +3,16 @@
 #include <fmt/format.h>
 
 #include <map>
-#include <mutex>
+
+#include "core/mutex.h"
 
 namespace gpuwatch {
 namespace {
 
 struct Registry {
-  std::mutex mu;
-  unsigned long long next = 1;
-  std::map<unsigned long long, DriverCall> calls;  // by id: the oldest first
+  Mutex mu;
+  unsigned long long next GUARDED_BY(mu) = 1;
+  std::map<unsigned long long, DriverCall> calls GUARDED_BY(mu);  // by id: the oldest first
 };
 
 Registry& Calls() {
@@ -23,20 +24,20 @@ Registry& Calls() {
 
 DriverCallScope::DriverCallScope(std::string what) {
   Registry& r = Calls();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   id_ = r.next++;
   r.calls.emplace(id_, DriverCall{std::move(what), std::chrono::steady_clock::now()});
 }
 
 DriverCallScope::~DriverCallScope() {
   Registry& r = Calls();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   r.calls.erase(id_);
 }
 
 std::optional<DriverCall> OldestDriverCall() {
   Registry& r = Calls();
-  std::lock_guard lock(r.mu);
+  MutexLock lock(r.mu);
   if (r.calls.empty()) return std::nullopt;
   return r.calls.begin()->second;
 }

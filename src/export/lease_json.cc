@@ -1,5 +1,6 @@
 #include "export/lease_json.h"
 
+#include "core/time_text.h"
 #include "export/snapshot_json.h"
 
 namespace gpuwatch {
@@ -25,7 +26,7 @@ void PutLease(json& device, const host::LeaseTable& table, LeaseKeys keys) {
 
 json LeaseToJson(const host::Lease& l) {
   json holders = json::array();
-  for (const host::LeaseHolder& h : l.holders) {
+  for (const ProcessKey& h : l.holders) {
     holders.push_back({{"pid", h.pid}, {"start_ticks", h.start_ticks}});
   }
   return {{"device", l.device},
@@ -34,14 +35,14 @@ json LeaseToJson(const host::Lease& l) {
           {"user", l.user},
           {"command", l.command},
           {"ticket", l.ticket},
-          {"since", Iso8601(l.since)},
+          {"since", Rfc3339(l.since)},
           {"holders", std::move(holders)}};
 }
 
 json WaiterToJson(const host::Waiter& w, int position) {
   return {{"ticket", w.ticket}, {"position", position},     {"pid", w.holder.pid},
           {"user", w.user},     {"command", w.command},     {"count", w.count},
-          {"wants", w.wants},   {"since", Iso8601(w.since)}};
+          {"wants", w.wants},   {"since", Rfc3339(w.since)}};
 }
 
 json LeasesToJson(const host::LeaseTable& table) {

@@ -6,6 +6,7 @@
 #include <ctime>
 
 #include "core/printable.h"
+#include "core/time_text.h"
 #include "export/snapshot_json.h"
 
 namespace gpuwatch {
@@ -83,7 +84,7 @@ std::vector<std::string> CsvRows(const Snapshot& s) {
   for (const auto& d : s.devices) {
     if (d.health == DeviceHealth::kStale) continue;  // the last values again: a gap, not a repeat
     const Reading& uuid = d.fields[FieldId::kUuid];
-    std::string row = fmt::format("{},{},{},{}", Iso8601(s.time), s.sequence, d.index,
+    std::string row = fmt::format("{},{},{},{}", Rfc3339(s.time), s.sequence, d.index,
                                   uuid.is_text() ? uuid.text() : "");
     for (const auto& f : Catalogue()) {
       if (!Dynamic(f)) continue;
@@ -148,7 +149,7 @@ std::string JsonlSample(const Snapshot& s) {
                        {"processes", std::move(procs)}});
   }
   return json{{"type", "sample"},
-              {"time", Iso8601(s.time)},
+              {"time", Rfc3339(s.time)},
               {"sequence", s.sequence},
               {"stale", s.stale},
               {"sample_duration_us", s.sample_duration.count()},
@@ -157,7 +158,7 @@ std::string JsonlSample(const Snapshot& s) {
 }
 
 json EventToJson(const Event& e) {
-  json j = {{"time", Iso8601(e.time)},
+  json j = {{"time", Rfc3339(e.time)},
             {"kind", EventKindName(e.kind)},
             {"severity", SeverityName(e.severity)},
             {"source", e.source},
@@ -181,7 +182,7 @@ std::string JsonlFramework(std::chrono::system_clock::time_point time, int gpu,
   json values = json::object();
   for (const auto& [kind, v] : bytes) values[kind] = Number(v);
   return json{{"type", "framework"},
-              {"time", Iso8601(time)},
+              {"time", Rfc3339(time)},
               {"gpu", gpu},
               {"framework", framework},
               {"bytes", std::move(values)}}

@@ -1,10 +1,9 @@
 #include "export/snapshot_json.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <cstdint>
-#include <ctime>
+
+#include "core/time_text.h"
 
 namespace gpuwatch {
 namespace {
@@ -37,17 +36,6 @@ void PutFields(const FieldArray<S>& fields, json& values, json& unavailable) {
 }
 
 }  // namespace
-
-std::string Iso8601(std::chrono::system_clock::time_point t) {
-  const std::time_t secs = std::chrono::system_clock::to_time_t(t);
-  const auto ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
-  return fmt::format("{}.{:03d}Z", buf, ms);
-}
 
 std::string_view HealthName(DeviceHealth h) {
   switch (h) {
@@ -103,7 +91,7 @@ json ProcessToJson(const ProcessSample& p) {
       {"command", h.command},
       {"user", h.user},
       {"uid", h.uid ? json(*h.uid) : json(nullptr)},
-      {"start_time", h.start_time ? json(Iso8601(*h.start_time)) : json(nullptr)},
+      {"start_time", h.start_time ? json(Rfc3339(*h.start_time)) : json(nullptr)},
       {"container_id", h.container_id},
       {"container_runtime", h.container_runtime},
       {"pod_uid", h.pod_uid},
@@ -147,7 +135,7 @@ json SnapshotToJson(const Snapshot& s, const std::string& hostname) {
   }
   return json{
       {"schema", kSnapshotSchema},
-      {"time", Iso8601(s.time)},
+      {"time", Rfc3339(s.time)},
       {"demo", s.demo},
       {"source", s.source},
       {"hostname", hostname},

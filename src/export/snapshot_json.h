@@ -17,7 +17,5 @@ nlohmann::json ProcessToJson(const ProcessSample& process);
 std::string_view VisibilityName(HostProcess::Visibility v);
 std::string_view HealthName(DeviceHealth h);  // "ok", "lost", "error", "stale"
 std::string_view ProcessTypeName(ProcessSample::Type t);
-// "2026-11-30T06:13:55.355Z"
-std::string Iso8601(std::chrono::system_clock::time_point t);
 
 }  // namespace gpuwatch

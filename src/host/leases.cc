@@ -75,7 +75,7 @@ system_clock::time_point FromMillis(std::int64_t ms) {
   return system_clock::time_point(std::chrono::milliseconds(ms));
 }
 
-json HolderJson(const LeaseHolder& h) { return json::array({h.pid, h.start_ticks}); }
+json HolderJson(const ProcessKey& h) { return json::array({h.pid, h.start_ticks}); }
 
 // Typed reads of one entry; the error names where (`at`) and what.
 class Entry {
@@ -107,7 +107,7 @@ class Entry {
     }
     return FromMillis(ms);
   }
-  LeaseHolder Holder(const json& v, const std::string& where) const {
+  ProcessKey Holder(const json& v, const std::string& where) const {
     if (!v.is_array() || v.size() != 2 || !v[0].is_number_unsigned() ||
         !v[1].is_number_unsigned() || v[0].get<std::uint64_t>() > 0xffffffffu) {
       throw std::invalid_argument(where + ": expected [pid, start_ticks]");
@@ -233,7 +233,7 @@ class LockedFile {
 
 }  // namespace
 
-int LeaseTable::Prune(const std::function<bool(const LeaseHolder&)>& alive) {
+int LeaseTable::Prune(const std::function<bool(const ProcessKey&)>& alive) {
   const std::size_t before = leases.size() + queue.size();
   std::erase_if(leases, [&](const Lease& l) {
     return std::none_of(l.holders.begin(), l.holders.end(), alive);
@@ -267,7 +267,7 @@ std::string LeaseTableToJson(const LeaseTable& table) {
   json leases = json::array();
   for (const Lease& l : table.leases) {
     json holders = json::array();
-    for (const LeaseHolder& h : l.holders) holders.push_back(HolderJson(h));
+    for (const ProcessKey& h : l.holders) holders.push_back(HolderJson(h));
     leases.push_back({{"uuid", l.uuid},
                       {"device", l.device},
                       {"holders", holders},
@@ -364,7 +364,7 @@ Result<LeaseTable> ParseLeaseTable(std::string_view text) {
   return table;
 }
 
-bool ProcessLiveness::Alive(const LeaseHolder& holder) const {
+bool ProcessLiveness::Alive(const ProcessKey& holder) const {
   auto stat = ReadWholeFile(proc_ / std::to_string(holder.pid) / "stat");
   if (!stat) {
     // hidepid=2 hides other users' processes: ask the kernel whether the pid
@@ -380,12 +380,12 @@ bool ProcessLiveness::Alive(const LeaseHolder& holder) const {
   return info->start_ticks == holder.start_ticks;
 }
 
-Result<LeaseHolder> ProcessLiveness::Identify(std::uint32_t pid) const {
+Result<ProcessKey> ProcessLiveness::Identify(std::uint32_t pid) const {
   auto stat = ReadWholeFile(proc_ / std::to_string(pid) / "stat");
   if (!stat) return Status::NotFound(fmt::format("no process {}: {}", pid, stat.error().message()));
   const auto info = ParseStat(*stat);
   if (!info) return Status::NotFound(fmt::format("process {}: unreadable stat", pid));
-  return LeaseHolder{pid, info->start_ticks};
+  return ProcessKey{pid, info->start_ticks};
 }
 
 std::filesystem::path LeaseDirectory(const char* runtime_dir_env) {
@@ -417,7 +417,7 @@ Status LeaseBook::Update(const std::function<void(LeaseTable&)>& change,
     }
     table = LeaseTable{};
   }
-  table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
+  table->Prune([this](const ProcessKey& h) { return liveness_.Alive(h); });
   change(*table);
   if (table->leases.size() > kMaxLeaseEntries || table->queue.size() > kMaxLeaseEntries) {
     return Status::Unavailable(
@@ -452,7 +452,7 @@ Result<LeaseTable> LeaseBook::Load(std::optional<LeaseFileStamp>& stamp) const {
 Result<LeaseTable> LeaseBook::Read() const {
   std::optional<LeaseFileStamp> stamp;
   auto table = Load(stamp);
-  if (table) table->Prune([this](const LeaseHolder& h) { return liveness_.Alive(h); });
+  if (table) table->Prune([this](const ProcessKey& h) { return liveness_.Alive(h); });
   return table;
 }
 
@@ -461,7 +461,7 @@ LeaseCache::LeaseCache(LeaseBook book, std::function<void(const std::string&)> w
     : book_(std::move(book)), warn_(std::move(warn)), settle_(settle) {}
 
 Result<LeaseTable> LeaseCache::Read() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   struct stat st {};
   const bool unchanged =
       ::lstat(book_.file_.c_str(), &st) == 0 && settled_ && stamp_ && *stamp_ == StampOf(st);
@@ -483,13 +483,13 @@ Result<LeaseTable> LeaseCache::Read() {
   }
   if (!table_) return table_.error();
   LeaseTable table = *table_;
-  lock.unlock();
-  table.Prune([this](const LeaseHolder& h) { return book_.liveness_.Alive(h); });
+  lock.Unlock();
+  table.Prune([this](const ProcessKey& h) { return book_.liveness_.Alive(h); });
   return table;
 }
 
 std::uint64_t LeaseCache::loads() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return loads_;
 }
 

@@ -20,28 +20,24 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "core/mutex.h"
+#include "gpuwatch/process_key.h"
 #include "gpuwatch/status.h"
 
 namespace gpuwatch::host {
 
-// A process, identified beyond its pid: start_ticks is field 22 of
-// /proc/<pid>/stat, so a pid reused by a new process is a different holder.
-struct LeaseHolder {
-  std::uint32_t pid = 0;
-  std::uint64_t start_ticks = 0;
-  friend bool operator==(const LeaseHolder&, const LeaseHolder&) = default;
-};
+// A lease's holders are ProcessKeys (pid and start time): a pid reused by a
+// new process is a different holder.
 
 struct Lease {
-  std::string uuid;                  // GPU-... or MIG-...: what is leased
-  std::string device;                // "3", or "5:1" for MIG device 1 of GPU 5 (display)
-  std::vector<LeaseHolder> holders;  // the lease holds while any is alive
+  std::string uuid;                 // GPU-... or MIG-...: what is leased
+  std::string device;               // "3", or "5:1" for MIG device 1 of GPU 5 (display)
+  std::vector<ProcessKey> holders;  // the lease holds while any is alive
   std::string user;
   std::string command;
   std::uint64_t ticket = 0;  // of the request that took it; shared by its GPUs
@@ -50,7 +46,7 @@ struct Lease {
 
 struct Waiter {
   std::uint64_t ticket = 0;  // arrival order: lower tickets are served first
-  LeaseHolder holder;
+  ProcessKey holder;
   std::string user;
   std::string command;
   int count = 1;
@@ -65,7 +61,7 @@ struct LeaseTable {
 
   // Drops leases none of whose holders is alive and waiters that are not.
   // Returns how many entries went.
-  int Prune(const std::function<bool(const LeaseHolder&)>& alive);
+  int Prune(const std::function<bool(const ProcessKey&)>& alive);
   const Lease* Find(std::string_view uuid) const;
   // 1 for the first waiter, 0 when `ticket` does not wait.
   int Position(std::uint64_t ticket) const;
@@ -89,9 +85,9 @@ std::string LeaseTableToJson(const LeaseTable& table);
 class ProcessLiveness {
  public:
   explicit ProcessLiveness(std::filesystem::path proc = "/proc") : proc_(std::move(proc)) {}
-  bool Alive(const LeaseHolder& holder) const;
+  bool Alive(const ProcessKey& holder) const;
   // The holder `pid` is now; NotFound when no such process runs.
-  Result<LeaseHolder> Identify(std::uint32_t pid) const;
+  Result<ProcessKey> Identify(std::uint32_t pid) const;
 
  private:
   std::filesystem::path proc_;
@@ -165,13 +161,13 @@ class LeaseCache {
   const LeaseBook book_;
   const std::function<void(const std::string&)> warn_;
   const std::chrono::nanoseconds settle_;
-  mutable std::mutex mu_;
-  std::optional<LeaseFileStamp> stamp_;         // GUARDED_BY(mu_): of table_; none: not loaded
-  bool settled_ = false;                        // GUARDED_BY(mu_): stamp_ is old enough to trust
-  Result<LeaseTable> table_ = LeaseTable{};     // GUARDED_BY(mu_): unpruned
-  std::string warned_message_;                  // GUARDED_BY(mu_): the last warning given
-  std::optional<LeaseFileStamp> warned_stamp_;  // GUARDED_BY(mu_): ... about this version
-  std::uint64_t loads_ = 0;                     // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::optional<LeaseFileStamp> stamp_ GUARDED_BY(mu_);         // of table_; none: not loaded
+  bool settled_ GUARDED_BY(mu_) = false;                        // stamp_ is old enough to trust
+  Result<LeaseTable> table_ GUARDED_BY(mu_) = LeaseTable{};     // unpruned
+  std::string warned_message_ GUARDED_BY(mu_);                  // the last warning given
+  std::optional<LeaseFileStamp> warned_stamp_ GUARDED_BY(mu_);  // ... about this version
+  std::uint64_t loads_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace gpuwatch::host

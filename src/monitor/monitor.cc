@@ -6,7 +6,6 @@
 
 #include <cstdlib>
 #include <deque>
-#include <mutex>
 #include <thread>
 
 #include "analysis/leaks/series_check.h"
@@ -14,6 +13,7 @@
 #include "cli/claim_options.h"
 #include "cli/context.h"
 #include "cli/pipeline.h"
+#include "core/mutex.h"
 #include "export/lines.h"
 #include "export/snapshot_json.h"
 #include "monitor/metric_windows.h"
@@ -59,22 +59,22 @@ class MonitorImpl final : public Monitor {
     return sampler_->WaitNewer(after, timeout);
   }
   std::vector<Event> TakeEvents() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<Event> out(events_.begin(), events_.end());
     events_.clear();
     return out;
   }
   std::uint64_t dropped_events() const override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return dropped_;
   }
   std::uint64_t OpenWindow() override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return windows_.Open();
   }
   Result<std::map<std::string, MetricStats>> WindowStats(std::uint64_t window,
                                                          bool reset) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const auto* stats = windows_.Stats(window);
     if (stats == nullptr) return Status::NotFound(fmt::format("no open window {}", window));
     std::map<std::string, MetricStats> out = *stats;
@@ -82,7 +82,7 @@ class MonitorImpl final : public Monitor {
     return out;
   }
   void CloseWindow(std::uint64_t window) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     windows_.Close(window);
   }
 
@@ -97,7 +97,7 @@ class MonitorImpl final : public Monitor {
         continue;
       }
       std::vector<Event> events = pipeline_->Observe(snap);
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       windows_.Observe(*snap);
       for (Event& e : events) {
         if (events_.size() == kEventCapacity) {
@@ -112,10 +112,10 @@ class MonitorImpl final : public Monitor {
   std::unique_ptr<Sampler> sampler_;
   std::unique_ptr<cli::Pipeline> pipeline_;            // used by the follower thread only
   const std::unique_ptr<Sampler::Follower> in_order_;  // ditto
-  mutable std::mutex mu_;
-  std::deque<Event> events_;        // GUARDED_BY(mu_)
-  std::uint64_t dropped_ = 0;       // GUARDED_BY(mu_)
-  monitor::MetricWindows windows_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::deque<Event> events_ GUARDED_BY(mu_);
+  std::uint64_t dropped_ GUARDED_BY(mu_) = 0;
+  monitor::MetricWindows windows_ GUARDED_BY(mu_);
   std::jthread follower_;
 };
 

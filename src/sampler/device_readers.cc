@@ -1,8 +1,8 @@
 #include "sampler/device_readers.h"
 
-#include <condition_variable>
-#include <mutex>
 #include <thread>
+
+#include "core/mutex.h"
 
 namespace gpuwatch {
 
@@ -25,7 +25,7 @@ struct DeviceReaders::Shared {
     FieldMask fields;
     FieldMask mig_fields;
     Clock::time_point started{};
-    std::condition_variable asked_cv;  // a read asked for, or stop: this slot's reader waits
+    CondVar asked_cv;  // a read asked for, or stop: this slot's reader waits
     // Written by the reader alone while a read is in progress; read by Read() otherwise.
     DeviceSample device;
     std::vector<DeviceSample> mig;
@@ -34,10 +34,10 @@ struct DeviceReaders::Shared {
   Shared(bool p, int count) : processes(p), slots(static_cast<std::size_t>(count)) {}
 
   const bool processes;
-  std::mutex mu;
-  std::condition_variable_any done_cv;  // a read done: Read() waits
-  bool stop = false;                    // GUARDED_BY(mu)
-  std::vector<Slot> slots;              // GUARDED_BY(mu), but see Slot; never resized
+  Mutex mu;
+  StopCondVar done_cv;  // a read done: Read() waits
+  bool stop GUARDED_BY(mu) = false;
+  std::vector<Slot> slots GUARDED_BY(mu);  // but see Slot; never resized
   std::vector<std::thread> threads;
 };
 
@@ -46,20 +46,20 @@ namespace {
 void ReaderLoop(const std::shared_ptr<Backend>& backend,
                 const std::shared_ptr<DeviceReaders::Shared>& shared, int index) {
   DeviceReaders::Shared& sh = *shared;
+  MutexLock lock(sh.mu);
   auto& slot = sh.slots[static_cast<std::size_t>(index)];
-  std::unique_lock lock(sh.mu);
   while (true) {
-    slot.asked_cv.wait(lock, [&] { return sh.stop || slot.asked > slot.done; });
+    slot.asked_cv.Wait(lock, [&]() REQUIRES(sh.mu) { return sh.stop || slot.asked > slot.done; });
     if (sh.stop) return;
     const FieldMask fields = slot.fields;
     const FieldMask mig_fields = slot.mig_fields;
-    lock.unlock();
+    lock.Unlock();
     std::vector<DeviceSample> mig;
     ReadGpu(*backend, index, fields, mig_fields, sh.processes, slot.device, mig);
-    lock.lock();
+    lock.Lock();
     slot.mig = std::move(mig);
     slot.done = slot.asked;
-    sh.done_cv.notify_one();
+    sh.done_cv.NotifyOne();
   }
 }
 
@@ -76,11 +76,11 @@ DeviceReaders::DeviceReaders(std::shared_ptr<Backend> backend, int count, bool p
 DeviceReaders::~DeviceReaders() {
   std::vector<bool> in_call;
   {
-    std::lock_guard lock(shared_->mu);
+    MutexLock lock(shared_->mu);
     shared_->stop = true;
     for (auto& slot : shared_->slots) {
       in_call.push_back(slot.asked > slot.done);
-      slot.asked_cv.notify_one();
+      slot.asked_cv.NotifyOne();
     }
   }
   for (std::size_t i = 0; i < shared_->threads.size(); ++i) {
@@ -99,7 +99,7 @@ std::vector<DeviceReaders::Gpu> DeviceReaders::Read(const std::vector<FieldMask>
                                                     std::stop_token stop) {
   Shared& sh = *shared_;
   std::vector<bool> asked(static_cast<std::size_t>(count_), false);
-  std::unique_lock lock(sh.mu);
+  MutexLock lock(sh.mu);
   const auto now = Clock::now();
   for (std::size_t i = 0; i < sh.slots.size(); ++i) {
     auto& slot = sh.slots[i];
@@ -109,9 +109,9 @@ std::vector<DeviceReaders::Gpu> DeviceReaders::Read(const std::vector<FieldMask>
     slot.started = now;
     ++slot.asked;
     asked[i] = true;
-    slot.asked_cv.notify_one();
+    slot.asked_cv.NotifyOne();
   }
-  sh.done_cv.wait_until(lock, stop, deadline, [&] {
+  sh.done_cv.WaitUntil(lock, stop, deadline, [&]() REQUIRES(sh.mu) {
     for (std::size_t i = 0; i < sh.slots.size(); ++i) {
       if (asked[i] && sh.slots[i].done < sh.slots[i].asked) return false;
     }

@@ -4,14 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <thread>
 
 #include "core/driver_calls.h"
+#include "core/mutex.h"
 #include "sampler/device_readers.h"
 
 namespace gpuwatch {
@@ -47,16 +46,16 @@ struct Sampler::State {
     std::uint64_t missed = 0;
   };
 
-  mutable std::mutex mu;
-  mutable std::condition_variable cv;
-  std::shared_ptr<const Snapshot> latest;               // GUARDED_BY(mu)
-  std::deque<std::shared_ptr<const Snapshot>> history;  // GUARDED_BY(mu)
-  std::uint64_t sequence = 0;                           // GUARDED_BY(mu)
-  bool stopping = false;                                // GUARDED_BY(mu)
-  bool finished = false;                                // GUARDED_BY(mu)
-  std::map<std::uint64_t, FollowerState> followers;     // GUARDED_BY(mu), by id
-  std::uint64_t next_follower = 0;                      // GUARDED_BY(mu)
-  bool waiting_for_room = false;                        // GUARDED_BY(mu)
+  mutable Mutex mu;
+  mutable CondVar cv;
+  std::shared_ptr<const Snapshot> latest GUARDED_BY(mu);
+  std::deque<std::shared_ptr<const Snapshot>> history GUARDED_BY(mu);
+  std::uint64_t sequence GUARDED_BY(mu) = 0;
+  bool stopping GUARDED_BY(mu) = false;
+  bool finished GUARDED_BY(mu) = false;
+  std::map<std::uint64_t, FollowerState> followers GUARDED_BY(mu);  // by id
+  std::uint64_t next_follower GUARDED_BY(mu) = 0;
+  bool waiting_for_room GUARDED_BY(mu) = false;
 
   std::atomic<std::int64_t> sample_started_ns{0};  // 0 while idle
   std::atomic<bool> hung{false};
@@ -67,18 +66,17 @@ struct Sampler::State {
   std::size_t Ring() const { return std::max<std::size_t>(options.history, 1); }
 
   void Publish(Snapshot s) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     s.sequence = ++sequence;
     auto shared = std::make_shared<const Snapshot>(std::move(s));
     latest = shared;
     history.push_back(shared);
     while (history.size() > Ring()) history.pop_front();
-    cv.notify_all();
+    cv.NotifyAll();
   }
 
   // Whether `n` more snapshots leave every follower's next one in the ring.
-  // Requires mu.
-  bool RoomFor(std::size_t n) const {
+  bool RoomFor(std::size_t n) const REQUIRES(mu) {
     for (const auto& [id, f] : followers) {
       if (sequence + n - f.taken > Ring()) return false;
     }
@@ -218,12 +216,14 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
   while (true) {
     if (auto due = st->backend->NextSampleDue()) next = *due;  // a recording's own pace
     {
-      std::unique_lock lock(st->mu);
-      if (next > Clock::now()) st->cv.wait_until(lock, next, [&] { return st->stopping; });
+      MutexLock lock(st->mu);
+      if (next > Clock::now())
+        st->cv.WaitUntil(lock, next, [&]() REQUIRES(st->mu) { return st->stopping; });
       // A recording waits rather than push a follower's next snapshot out of the ring.
       if (st->recording && !st->RoomFor(1)) {
         st->waiting_for_room = true;
-        st->cv.wait(lock, [&] { return st->stopping || st->RoomFor(st->Resume()); });
+        st->cv.Wait(lock,
+                    [&]() REQUIRES(st->mu) { return st->stopping || st->RoomFor(st->Resume()); });
         st->waiting_for_room = false;
       }
       if (st->stopping) break;
@@ -239,7 +239,7 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
       // Every GPU is still in a call: the last snapshot once more, marked
       // stale and as old as it is (the watchdog's copy, had it seen first).
       {
-        std::lock_guard lock(st->mu);
+        MutexLock lock(st->mu);
         if (st->latest) s.time = st->latest->time;
       }
       st->Publish(std::move(s));
@@ -250,9 +250,9 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
     const auto now = Clock::now();
     if (next < now) next = now;  // overran: don't try to catch up in a burst
   }
-  std::lock_guard lock(st->mu);
+  MutexLock lock(st->mu);
   st->finished = true;
-  st->cv.notify_all();
+  st->cv.NotifyAll();
 }
 
 void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
@@ -268,7 +268,7 @@ void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
     st->hung = true;
     std::shared_ptr<const Snapshot> last;
     {
-      std::lock_guard lock(st->mu);
+      MutexLock lock(st->mu);
       last = st->latest;
     }
     if (last) {
@@ -305,9 +305,9 @@ void Sampler::Start() {
 
 void Sampler::Stop(std::chrono::milliseconds grace) {
   {
-    std::lock_guard lock(state_->mu);
+    MutexLock lock(state_->mu);
     state_->stopping = true;
-    state_->cv.notify_all();
+    state_->cv.NotifyAll();
   }
   state_->sampling.request_stop();  // ends a wait for the GPU readers
   if (state_->watchdog.joinable()) {
@@ -315,26 +315,26 @@ void Sampler::Stop(std::chrono::milliseconds grace) {
     state_->watchdog.join();
   }
   if (!state_->sampling.joinable()) return;
-  std::unique_lock lock(state_->mu);
-  if (state_->cv.wait_for(lock, grace, [&] { return state_->finished; })) {
-    lock.unlock();
+  MutexLock lock(state_->mu);
+  if (state_->cv.WaitFor(lock, grace, [&]() REQUIRES(state_->mu) { return state_->finished; })) {
+    lock.Unlock();
     state_->sampling.join();
   } else {
     // Stuck in a driver call: it keeps the shared state alive and ends on its own.
-    lock.unlock();
+    lock.Unlock();
     state_->sampling.detach();
   }
 }
 
 std::shared_ptr<const Snapshot> Sampler::Latest() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->latest;
 }
 
 std::shared_ptr<const Snapshot> Sampler::WaitNewer(std::uint64_t after,
                                                    std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(state_->mu);
-  state_->cv.wait_for(lock, timeout, [&] {
+  MutexLock lock(state_->mu);
+  state_->cv.WaitFor(lock, timeout, [&]() REQUIRES(state_->mu) {
     return state_->stopping || (state_->latest && state_->latest->sequence > after);
   });
   if (state_->latest && state_->latest->sequence > after) return state_->latest;
@@ -342,12 +342,12 @@ std::shared_ptr<const Snapshot> Sampler::WaitNewer(std::uint64_t after,
 }
 
 std::vector<std::shared_ptr<const Snapshot>> Sampler::History() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return {state_->history.begin(), state_->history.end()};
 }
 
 std::unique_ptr<Sampler::Follower> Sampler::Follow() {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   const std::uint64_t id = state_->next_follower++;
   State::FollowerState f;
   f.taken = state_->history.empty() ? state_->sequence : state_->history.front()->sequence - 1;
@@ -356,17 +356,18 @@ std::unique_ptr<Sampler::Follower> Sampler::Follow() {
 }
 
 Sampler::Follower::~Follower() {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   state_->followers.erase(id_);
-  state_->cv.notify_all();  // the sampler may be waiting for this one
+  state_->cv.NotifyAll();  // the sampler may be waiting for this one
 }
 
 std::shared_ptr<const Snapshot> Sampler::Follower::Next(std::chrono::milliseconds timeout) {
   State& st = *state_;
-  std::unique_lock lock(st.mu);
+  MutexLock lock(st.mu);
   State::FollowerState& f = st.followers.at(id_);
-  const auto ready = [&] { return st.sequence > f.taken; };
-  st.cv.wait_for(lock, timeout, [&] { return ready() || st.stopping || st.finished; });
+  const auto ready = [&]() REQUIRES(st.mu) { return st.sequence > f.taken; };
+  st.cv.WaitFor(lock, timeout,
+                [&]() REQUIRES(st.mu) { return ready() || st.stopping || st.finished; });
   if (!ready()) return nullptr;
   const std::uint64_t oldest = st.history.front()->sequence;
   if (f.taken + 1 < oldest) {  // live GPUs only: the ring moved on without this follower
@@ -375,24 +376,24 @@ std::shared_ptr<const Snapshot> Sampler::Follower::Next(std::chrono::millisecond
   }
   std::shared_ptr<const Snapshot> snap = st.history[f.taken + 1 - oldest];
   f.taken = snap->sequence;
-  if (st.waiting_for_room && st.RoomFor(st.Resume())) st.cv.notify_all();
+  if (st.waiting_for_room && st.RoomFor(st.Resume())) st.cv.NotifyAll();
   return snap;
 }
 
 bool Sampler::Follower::done() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->finished && state_->followers.at(id_).taken == state_->sequence;
 }
 
 std::uint64_t Sampler::Follower::missed() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->followers.at(id_).missed;
 }
 
 bool Sampler::hung() const { return state_->hung; }
 
 bool Sampler::finished() const {
-  std::lock_guard lock(state_->mu);
+  MutexLock lock(state_->mu);
   return state_->finished;
 }
 

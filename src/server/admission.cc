@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cstddef>
 
+#include "core/mutex.h"
 #include "server/tcp_bytes.h"
 
 namespace gpuwatch::server {
@@ -78,8 +79,10 @@ struct Admission::Connection {
   std::atomic<std::uint64_t> request_from{0};  // bytes read when the request began (TCP_INFO)
   std::atomic<bool> handling{false};
   std::atomic<std::int64_t> since_ns{0};
-  bool cut = false;           // guarded by Admission::mu_
-  bool disconnected = false;  // guarded by Admission::mu_
+  // Set and read under Admission::mu_ (atomic: the analysis cannot name
+  // another object's mutex).
+  std::atomic<bool> cut{false};
+  std::atomic<bool> disconnected{false};
 };
 
 void ObserveAccepts(bool on) { t_observe_accepts = on; }
@@ -99,12 +102,12 @@ Admission::~Admission() {
 void Admission::enqueue(std::function<void()> fn) {
   const int fd = TakeAccepted();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const auto admitted = static_cast<std::size_t>(running_) + queue_.size();
     if (fd < 0 ||
         (!stopping_ && admitted < static_cast<std::size_t>(options_.workers + options_.queue))) {
       queue_.push_back(Job{std::move(fn), fd});
-      cv_.notify_one();
+      cv_.NotifyOne();
       return;
     }
   }
@@ -114,12 +117,12 @@ void Admission::enqueue(std::function<void()> fn) {
 
 void Admission::shutdown() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
   }
-  cv_.notify_all();
-  watch_cv_.notify_all();
+  cv_.NotifyAll();
+  watch_cv_.NotifyAll();
   const std::uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
   for (auto& t : workers_) t.join();
@@ -143,8 +146,8 @@ void Admission::Work() {
   for (;;) {
     Job job;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopping, and every admitted connection served
       job = std::move(queue_.front());
       queue_.pop_front();
@@ -160,7 +163,7 @@ void Admission::Work() {
     conn.fd = job.fd >= 0 ? fcntl(job.fd, F_DUPFD_CLOEXEC, 0) : -1;
     conn.since_ns = NowNs();
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       live_.push_back(&conn);
     }
     t_connection = &conn;
@@ -168,7 +171,7 @@ void Admission::Work() {
     t_connection = nullptr;
     bool cut = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       live_.erase(std::find(live_.begin(), live_.end(), &conn));
       --running_;
       cut = conn.cut;
@@ -190,9 +193,9 @@ void Admission::Work() {
 void Admission::Watch() {
   const auto deadline_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.request_deadline).count();
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   while (!stopping_) {
-    watch_cv_.wait_for(lock, std::chrono::milliseconds(100));
+    watch_cv_.WaitFor(lock, std::chrono::milliseconds(100));
     const std::int64_t now = NowNs();
     for (Connection* c : live_) {
       if (c->cut && !c->disconnected) {
@@ -226,8 +229,9 @@ void Admission::Watch() {
   }
 }
 
-bool Admission::GiveToShedder(std::vector<int>& incoming, int fd) {
-  std::lock_guard lock(mu_);
+bool Admission::GiveToShedder(bool drain, int fd) {
+  MutexLock lock(mu_);
+  std::vector<int>& incoming = drain ? drain_incoming_ : shed_incoming_;
   if (stopping_ || shed_incoming_.size() + drain_incoming_.size() >= options_.max_shedding) {
     return false;
   }
@@ -239,13 +243,13 @@ bool Admission::GiveToShedder(std::vector<int>& incoming, int fd) {
 
 void Admission::Drain(int fd) {
   ::shutdown(fd, SHUT_WR);
-  if (!GiveToShedder(drain_incoming_, fd)) close(fd);
+  if (!GiveToShedder(/*drain=*/true, fd)) close(fd);
 }
 
 void Admission::AddShed(int fd) {
   options_.stats->shed++;
   // TLS (no plain answer is possible), too many shed already, or stopping: closed.
-  if (!options_.plain_http || !GiveToShedder(shed_incoming_, fd)) close(fd);
+  if (!options_.plain_http || !GiveToShedder(/*drain=*/false, fd)) close(fd);
 }
 
 namespace {
@@ -278,7 +282,7 @@ void Admission::Shed() {
   std::vector<pollfd> fds;
   for (;;) {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (stopping_) break;
       for (int fd : shed_incoming_) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
@@ -334,7 +338,7 @@ void Admission::Shed() {
     std::erase_if(conns, [](const Shedding& s) { return s.fd < 0; });
   }
   for (const Shedding& s : conns) close(s.fd);
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (int fd : shed_incoming_) close(fd);
   for (int fd : drain_incoming_) close(fd);
   shed_incoming_.clear();

@@ -20,16 +20,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
+
+#include "core/mutex.h"
 
 namespace gpuwatch::server {
 
@@ -88,22 +88,22 @@ class Admission final : public httplib::TaskQueue {
   void AddShed(int fd);
   // Hands `fd` to the shedder through `incoming` (one of the two below);
   // false when it takes no more (stopping, or max_shedding reached).
-  bool GiveToShedder(std::vector<int>& incoming, int fd);
+  bool GiveToShedder(bool drain, int fd);  // to drain_incoming_, else shed_incoming_
   // Sends FIN on `fd` and gives it to the shedder to read and drop what
   // follows for a moment before closing it.
   void Drain(int fd);
 
   AdmissionOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;            // guarded by mu_
-  int running_ = 0;                  // guarded by mu_
-  bool stopping_ = false;            // guarded by mu_
-  std::vector<Connection*> live_;    // guarded by mu_
-  std::vector<int> shed_incoming_;   // guarded by mu_
-  std::vector<int> drain_incoming_;  // guarded by mu_
-  int wake_fd_ = -1;                 // eventfd waking the shedder
-  std::condition_variable watch_cv_;
+  Mutex mu_;
+  CondVar cv_;
+  std::deque<Job> queue_ GUARDED_BY(mu_);
+  int running_ GUARDED_BY(mu_) = 0;
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<Connection*> live_ GUARDED_BY(mu_);
+  std::vector<int> shed_incoming_ GUARDED_BY(mu_);
+  std::vector<int> drain_incoming_ GUARDED_BY(mu_);
+  int wake_fd_ = -1;  // eventfd waking the shedder
+  CondVar watch_cv_;
   std::vector<std::thread> workers_;
   std::thread watchdog_, shedder_;
 };

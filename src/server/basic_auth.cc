@@ -9,6 +9,8 @@
 #include <optional>
 #include <string_view>
 
+#include "core/mutex.h"
+
 namespace gpuwatch::server {
 namespace {
 
@@ -90,22 +92,23 @@ void Authenticator::SetUsers(std::map<std::string, std::string> users) {
     }
     if (out != nullptr && out[0] != '*') dummy = out;
   }
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   users_ = std::move(users);
   dummy_hash_ = std::move(dummy);
   passed_.clear();
 }
 
 bool Authenticator::enabled() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return !users_.empty();
 }
 
 std::optional<bool> Authenticator::Bcrypt(const std::string& password, const std::string& hash) {
   {
-    std::unique_lock lock(slots_mu_);
-    if (!slots_cv_.wait_for(lock, options_.max_wait,
-                            [&] { return running_ < options_.max_concurrent; })) {
+    MutexLock lock(slots_mu_);
+    if (!slots_cv_.WaitFor(lock, options_.max_wait, [&]() REQUIRES(slots_mu_) {
+          return running_ < options_.max_concurrent;
+        })) {
       return std::nullopt;
     }
     ++running_;
@@ -116,10 +119,10 @@ std::optional<bool> Authenticator::Bcrypt(const std::string& password, const std
   stats_.bcrypt_checks++;
   const bool ok = CheckPassword(password, hash);
   {
-    std::lock_guard lock(slots_mu_);
+    MutexLock lock(slots_mu_);
     --running_;
   }
-  slots_cv_.notify_one();
+  slots_cv_.NotifyOne();
   return ok;
 }
 
@@ -130,7 +133,7 @@ Authenticator::Verdict Authenticator::Check(const std::string& authorization) {
   bool known = false;
   Digest digest{};
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (users_.empty()) return Verdict::kAllowed;
     if (auto it = parsed ? users_.find(user) : users_.end(); it != users_.end()) {
       hash = it->second;
@@ -149,7 +152,7 @@ Authenticator::Verdict Authenticator::Check(const std::string& authorization) {
     return Verdict::kBusy;
   }
   if (!*ok || !known) return Verdict::kDenied;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (passed_.size() >= options_.cache_size) passed_.erase(passed_.begin());
   passed_.insert(digest);
   return Verdict::kAllowed;

@@ -15,13 +15,13 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
+
+#include "core/mutex.h"
 
 namespace gpuwatch::server {
 
@@ -67,13 +67,13 @@ class Authenticator {
   std::optional<bool> Bcrypt(const std::string& password, const std::string& hash);
 
   AuthOptions options_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::string> users_;  // guarded by mu_
-  std::string dummy_hash_;                    // guarded by mu_
-  std::set<Digest> passed_;                   // guarded by mu_
-  std::mutex slots_mu_;
-  std::condition_variable slots_cv_;
-  int running_ = 0;  // guarded by slots_mu_
+  mutable Mutex mu_;
+  std::map<std::string, std::string> users_ GUARDED_BY(mu_);
+  std::string dummy_hash_ GUARDED_BY(mu_);
+  std::set<Digest> passed_ GUARDED_BY(mu_);
+  Mutex slots_mu_;
+  CondVar slots_cv_;
+  int running_ GUARDED_BY(slots_mu_) = 0;
   AuthStats stats_;
 };
 

@@ -2,13 +2,15 @@
 
 #include <algorithm>
 
+#include "core/mutex.h"
+
 namespace gpuwatch::server {
 
 void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                   std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
                   std::vector<FrameworkMemory> framework, std::vector<Preallocation> preallocated) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     latest_.snapshot = std::move(snapshot);
     latest_.alerts = std::move(alerts);
     latest_.leaks = std::move(leaks);
@@ -23,52 +25,52 @@ void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::A
     }
     not_ready_.clear();
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 void Hub::SetNotReady(std::string why) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   not_ready_ = std::move(why);
 }
 
 void Hub::Stop() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stopped_ = true;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 void Hub::Wake() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++wakes_;
   }
-  changed_.notify_all();
+  changed_.NotifyAll();
 }
 
 Published Hub::Latest() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return latest_;
 }
 
 std::string Hub::NotReady() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return not_ready_;
 }
 
 bool Hub::stopped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stopped_;
 }
 
 std::uint64_t Hub::event_count() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return event_count_;
 }
 
 std::vector<Event> Hub::EventsAfter(std::uint64_t count, std::uint64_t* newest) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (newest != nullptr) *newest = event_count_;
   const auto after = [count](const Numbered& n) { return n.sequence <= count; };
   auto e = std::partition_point(events_.begin(), events_.end(), after);
@@ -84,7 +86,7 @@ std::vector<Event> Hub::EventsAfter(std::uint64_t count, std::uint64_t* newest) 
 
 std::vector<Event> Hub::EventsSince(std::chrono::system_clock::time_point since,
                                     std::size_t limit) const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   std::vector<const Numbered*> picked;
   for (const auto* ring : {&events_, &marks_}) {  // the other events first, then marks
     for (auto it = ring->rbegin(); it != ring->rend() && picked.size() < limit; ++it) {
@@ -101,25 +103,25 @@ std::vector<Event> Hub::EventsSince(std::chrono::system_clock::time_point since,
 
 bool Hub::Wait(std::uint64_t version, std::uint64_t events,
                std::chrono::milliseconds timeout) const {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const std::uint64_t wakes = wakes_;
-  return changed_.wait_for(lock, timeout, [&] {
+  return changed_.WaitFor(lock, timeout, [&]() REQUIRES(mu_) {
     return stopped_ || wakes_ != wakes || latest_.version > version || event_count_ > events;
   });
 }
 
 void Hub::CountScrape() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.scrapes;
 }
 
 void Hub::CountErrors(const std::map<std::string, std::uint64_t>& by_call) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   for (const auto& [call, n] : by_call) stats_.nvml_errors[call] += n;
 }
 
 ExporterStats Hub::Stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ExporterStats s = stats_;
   if (latest_.snapshot) {
     s.last_sample_age_seconds =

@@ -3,13 +3,12 @@
 // NVML); streams wait on it. Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "core/mutex.h"
 #include "server/api.h"
 #include "server/metrics.h"
 
@@ -65,15 +64,15 @@ class Hub {
   };
   std::size_t max_events_;
   std::size_t max_marks_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable changed_;
+  mutable Mutex mu_;
+  mutable CondVar changed_;
   Published latest_;
   std::string not_ready_ = "starting";
   bool stopped_ = false;
   std::uint64_t wakes_ = 0;
-  std::deque<Numbered> events_;    // GUARDED_BY(mu_): every kind but marks, by sequence
-  std::deque<Numbered> marks_;     // GUARDED_BY(mu_): marks, by sequence
-  std::uint64_t event_count_ = 0;  // GUARDED_BY(mu_): sequence of the newest event
+  std::deque<Numbered> events_ GUARDED_BY(mu_);    // every kind but marks, by sequence
+  std::deque<Numbered> marks_ GUARDED_BY(mu_);     // marks, by sequence
+  std::uint64_t event_count_ GUARDED_BY(mu_) = 0;  // sequence of the newest event
   ExporterStats stats_;
 };
 

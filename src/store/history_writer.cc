@@ -4,6 +4,7 @@
 
 #include <utility>
 
+#include "core/mutex.h"
 #include "store/batch_writer.h"
 #include "store/rollup.h"
 #include "store/schema.h"
@@ -49,7 +50,7 @@ HistoryWriter::~HistoryWriter() {
 
 void HistoryWriter::Append(std::shared_ptr<const Snapshot> snapshot) {
   if (!snapshot) return;
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++appended_;
   ++stats_.snapshots_appended;
   if (snapshot->stale) {
@@ -60,28 +61,28 @@ void HistoryWriter::Append(std::shared_ptr<const Snapshot> snapshot) {
 }
 
 void HistoryWriter::Append(Event event) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++appended_;
   events_.Push(std::move(event));
 }
 
 void HistoryWriter::AppendMark(Mark mark) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++appended_;
   marks_.Push(std::move(mark));
 }
 
 Status HistoryWriter::Flush() {
-  std::unique_lock lock(mu_);
+  MutexLock lock(mu_);
   const std::uint64_t target = appended_;
   flush_wanted_ = std::max(flush_wanted_, target);
-  wake_.notify_all();
-  done_.wait(lock, [&] { return processed_ >= target; });
+  wake_.NotifyAll();
+  done_.Wait(lock, [&]() REQUIRES(mu_) { return processed_ >= target; });
   return last_status_;
 }
 
 WriterStats HistoryWriter::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   WriterStats s = stats_;
   s.snapshots_dropped = snapshots_.dropped();
   s.events_dropped = events_.dropped() + marks_.dropped();
@@ -105,9 +106,9 @@ void HistoryWriter::Run(std::stop_token stop) {
     Batch batch;
     std::uint64_t upto = 0;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait_for(lock, stop, options_.batch_interval,
-                     [&] { return flush_wanted_ > processed_; });
+      MutexLock lock(mu_);
+      wake_.WaitFor(lock, stop, options_.batch_interval,
+                    [&]() REQUIRES(mu_) { return flush_wanted_ > processed_; });
       batch.snapshots = snapshots_.TakeAll();
       batch.events = events_.TakeAll();
       batch.marks = marks_.TakeAll();
@@ -126,7 +127,7 @@ void HistoryWriter::Run(std::stop_token stop) {
 
     bool warn = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!batch.empty()) ++stats_.batches;
       if (written.ok()) {
         stats_.snapshots_written += batch.snapshots.size();
@@ -146,7 +147,7 @@ void HistoryWriter::Run(std::stop_token stop) {
       last_status_ = status;
       processed_ = upto;
     }
-    done_.notify_all();
+    done_.NotifyAll();
     if (warn && on_warning_) {
       on_warning_(Status::Unavailable(fmt::format(
           "history '{}': cannot write ({}); sampling goes on, samples are not recorded until "
@@ -155,7 +156,7 @@ void HistoryWriter::Run(std::stop_token stop) {
     }
 
     if (stop.stop_requested()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (snapshots_.empty() && events_.empty() && marks_.empty()) break;
     }
   }

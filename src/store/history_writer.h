@@ -15,14 +15,13 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "core/mutex.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
 #include "gpuwatch/status.h"
@@ -81,17 +80,17 @@ class HistoryWriter {
   std::atomic<std::uint64_t> max_bytes_;
   std::uint64_t applied_max_bytes_ = 0;  // writer thread only
 
-  mutable std::mutex mu_;
-  std::condition_variable_any wake_;                            // new work, flush or stop
-  std::condition_variable done_;                                // a batch finished
-  DropOldestQueue<std::shared_ptr<const Snapshot>> snapshots_;  // guarded by mu_
-  DropOldestQueue<Event> events_;                               // guarded by mu_
-  DropOldestQueue<Mark> marks_;                                 // guarded by mu_
-  std::uint64_t appended_ = 0;      // guarded by mu_: every Append*, in order
-  std::uint64_t processed_ = 0;     // guarded by mu_: appends the writer is done with
-  std::uint64_t flush_wanted_ = 0;  // guarded by mu_
-  Status last_status_;              // guarded by mu_
-  WriterStats stats_;               // guarded by mu_
+  mutable Mutex mu_;
+  StopCondVar wake_;  // new work, flush or stop
+  CondVar done_;      // a batch finished
+  DropOldestQueue<std::shared_ptr<const Snapshot>> snapshots_ GUARDED_BY(mu_);
+  DropOldestQueue<Event> events_ GUARDED_BY(mu_);
+  DropOldestQueue<Mark> marks_ GUARDED_BY(mu_);
+  std::uint64_t appended_ GUARDED_BY(mu_) = 0;   // every Append*, in order
+  std::uint64_t processed_ GUARDED_BY(mu_) = 0;  // appends the writer is done with
+  std::uint64_t flush_wanted_ GUARDED_BY(mu_) = 0;
+  Status last_status_ GUARDED_BY(mu_);
+  WriterStats stats_ GUARDED_BY(mu_);
 
   std::jthread thread_;  // last: stops and joins before the members above go
 };

@@ -16,6 +16,7 @@
 #include <map>
 #include <optional>
 
+#include "core/mutex.h"
 #include "core/printable.h"
 
 namespace gpuwatch {
@@ -159,28 +160,28 @@ JobSocket::~JobSocket() {
 }
 
 std::vector<JobSocket::Received> JobSocket::Drain() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return std::exchange(messages_, {});
 }
 
 std::vector<std::string> JobSocket::DrainErrors() {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   closed_reported_ = false;
   return std::exchange(errors_, {});
 }
 
 std::uint64_t JobSocket::bad_lines() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return bad_lines_;
 }
 
 std::uint64_t JobSocket::dropped_marks() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return dropped_marks_;
 }
 
 std::uint64_t JobSocket::closed_idle() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return closed_idle_;
 }
 
@@ -243,7 +244,7 @@ void JobSocket::Serve(std::stop_token stop) {
     if (too_long)
       bad.push_back(fmt::format("a client sent a line over {} bytes: disconnected", kMaxJobLine));
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       for (auto& r : got) messages_.push_back(std::move(r));
       bad_lines_ += bad.size();
       dropped_marks_ += dropped;
@@ -279,7 +280,7 @@ void JobSocket::Serve(std::stop_token stop) {
     (void)take(victim->first, victim->second);
     const std::optional<std::uint32_t> pid = victim->second.pid;
     drop(victim);
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     ++closed_idle_;
     if (!closed_reported_ && errors_.size() < kMaxWarnings) {
       closed_reported_ = true;

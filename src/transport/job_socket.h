@@ -11,13 +11,13 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
+#include "core/mutex.h"
 #include "gpuwatch/status.h"
 #include "transport/job_protocol.h"
 
@@ -105,13 +105,13 @@ class JobSocket {
   std::string path_;
   const JobSocketLimits limits_;
   std::optional<MarkLimiter> limiter_;  // the server thread's; none: no mark limit
-  mutable std::mutex mu_;
-  std::vector<Received> messages_;   // GUARDED_BY(mu_)
-  std::vector<std::string> errors_;  // GUARDED_BY(mu_)
-  std::uint64_t bad_lines_ = 0;      // GUARDED_BY(mu_)
-  std::uint64_t dropped_marks_ = 0;  // GUARDED_BY(mu_)
-  std::uint64_t closed_idle_ = 0;    // GUARDED_BY(mu_)
-  bool closed_reported_ = false;     // GUARDED_BY(mu_): since the last DrainErrors
+  mutable Mutex mu_;
+  std::vector<Received> messages_ GUARDED_BY(mu_);
+  std::vector<std::string> errors_ GUARDED_BY(mu_);
+  std::uint64_t bad_lines_ GUARDED_BY(mu_) = 0;
+  std::uint64_t dropped_marks_ GUARDED_BY(mu_) = 0;
+  std::uint64_t closed_idle_ GUARDED_BY(mu_) = 0;
+  bool closed_reported_ GUARDED_BY(mu_) = false;  // since the last DrainErrors
   std::jthread server_;
 };
 

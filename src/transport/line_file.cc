@@ -9,6 +9,8 @@
 #include <cstring>
 #include <vector>
 
+#include "core/mutex.h"
+
 namespace gpuwatch {
 namespace {
 
@@ -56,7 +58,7 @@ LineFile::LineFile(int fd, bool partial_tail, std::string path, ErrorHandler on_
 LineFile::~LineFile() { Close(); }
 
 void LineFile::Write(std::string line) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   if (closed_) return;
   line += '\n';
   queue_.push_back(std::move(line));
@@ -64,34 +66,36 @@ void LineFile::Write(std::string line) {
     queue_.pop_front();
     ++dropped_;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void LineFile::Flush() {
-  std::unique_lock lock(mu_);
-  cv_.notify_all();
-  cv_.wait(lock, [&] { return (queue_.empty() && pending_ == 0) || !writer_.joinable(); });
+  MutexLock lock(mu_);
+  cv_.NotifyAll();
+  cv_.Wait(lock, [&]() REQUIRES(mu_) {
+    return (queue_.empty() && pending_ == 0) || !writer_.joinable();
+  });
 }
 
 void LineFile::Close() {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (closed_) return;
     closed_ = true;
   }
   writer_.request_stop();
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (writer_.joinable()) writer_.join();
   close(fd_);
 }
 
 std::uint64_t LineFile::dropped() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return dropped_;
 }
 
 std::uint64_t LineFile::failed_writes() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return failed_;
 }
 
@@ -99,8 +103,8 @@ void LineFile::Run(std::stop_token stop) {
   std::vector<std::string> batch;
   while (true) {
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return !queue_.empty() || stop.stop_requested(); });
+      MutexLock lock(mu_);
+      cv_.Wait(lock, [&]() REQUIRES(mu_) { return !queue_.empty() || stop.stop_requested(); });
       if (queue_.empty() && stop.stop_requested()) return;
       batch.assign(std::make_move_iterator(queue_.begin()), std::make_move_iterator(queue_.end()));
       queue_.clear();
@@ -111,7 +115,7 @@ void LineFile::Run(std::stop_token stop) {
     const bool ok = whole == batch.size();
     bool report = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       pending_ = 0;
       if (!ok) {
         failed_ += batch.size() - whole;
@@ -120,7 +124,7 @@ void LineFile::Run(std::stop_token stop) {
       } else {
         failing_ = false;
       }
-      cv_.notify_all();
+      cv_.NotifyAll();
     }
     if (report && on_error_) {
       on_error_(fmt::format("writing {} failed ({}); lines are dropped until writing works again",

@@ -10,16 +10,15 @@
 // Thread-safe.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "core/mutex.h"
 #include "gpuwatch/status.h"
 
 namespace gpuwatch {
@@ -53,14 +52,14 @@ class LineFile {
   const std::string path_;
   const ErrorHandler on_error_;
   const std::size_t max_queued_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::string> queue_;  // GUARDED_BY(mu_)
-  std::uint64_t dropped_ = 0;      // GUARDED_BY(mu_)
-  std::uint64_t failed_ = 0;       // GUARDED_BY(mu_)
-  std::uint64_t pending_ = 0;      // GUARDED_BY(mu_): taken off the queue, not yet written
-  bool failing_ = false;           // GUARDED_BY(mu_)
-  bool closed_ = false;            // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  CondVar cv_;
+  std::deque<std::string> queue_ GUARDED_BY(mu_);
+  std::uint64_t dropped_ GUARDED_BY(mu_) = 0;
+  std::uint64_t failed_ GUARDED_BY(mu_) = 0;
+  std::uint64_t pending_ GUARDED_BY(mu_) = 0;  // taken off the queue, not yet written
+  bool failing_ GUARDED_BY(mu_) = false;
+  bool closed_ GUARDED_BY(mu_) = false;
   // The file ends in part of a line: the next write starts with a newline.
   // Set by the constructor, then used by the writer thread alone.
   bool partial_tail_;

@@ -142,7 +142,7 @@ TEST_F(Serve, JobsReportFrameworkMemoryAndMarksOverTheSocket) {
 const std::string kDemoGpu2 = "GPU-4e8a1f60-93bd-4c2e-8f75-b1d0a6e3c952";
 const std::string kDemoMig = "MIG-5b1e0c7a-3d92-5f46-8a1b-c4e7f2093d6a";  // GPU 5, gi 1
 
-gpuwatch::host::Lease LeaseFor(const gpuwatch::host::LeaseHolder& holder, std::string uuid,
+gpuwatch::host::Lease LeaseFor(const gpuwatch::ProcessKey& holder, std::string uuid,
                                std::string device, std::uint64_t ticket) {
   gpuwatch::host::Lease l;
   l.uuid = std::move(uuid);

@@ -136,11 +136,11 @@ TEST(LeaseTable, TicketsNeverGoBackwardsEvenIfTheCounterWasLost) {
 
 TEST(LeaseTable, PruneKeepsALeaseWhileAnyHolderLives) {
   LeaseTable t = Sample();
-  EXPECT_EQ(t.Prune([](const LeaseHolder& h) { return h.pid == 101; }), 1)
+  EXPECT_EQ(t.Prune([](const ProcessKey& h) { return h.pid == 101; }), 1)
       << "the waiter (pid 200) is dead";
   EXPECT_EQ(t.leases.size(), 1u) << "pid 101 still holds it";
   EXPECT_TRUE(t.queue.empty());
-  EXPECT_EQ(t.Prune([](const LeaseHolder&) { return false; }), 1);
+  EXPECT_EQ(t.Prune([](const ProcessKey&) { return false; }), 1);
   EXPECT_TRUE(t.leases.empty());
 }
 
@@ -179,7 +179,7 @@ TEST(ProcessLiveness, APidReusedOrAZombieHoldsNothing) {
   EXPECT_FALSE(alive.Alive({4444, 1})) << "no such process";
   auto id = alive.Identify(4242);
   ASSERT_TRUE(id);
-  EXPECT_EQ(*id, (LeaseHolder{4242, 777}));
+  EXPECT_EQ(*id, (ProcessKey{4242, 777}));
   EXPECT_FALSE(alive.Identify(4444));
 }
 
@@ -210,7 +210,7 @@ class LeaseBookTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
   LeaseBook Book() const { return LeaseBook(dir_ / "run", ProcessLiveness()); }
-  LeaseHolder Me() const { return *ProcessLiveness().Identify(getpid()); }
+  ProcessKey Me() const { return *ProcessLiveness().Identify(getpid()); }
   fs::path dir_;
 };
 

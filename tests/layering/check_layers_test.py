@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """scripts/check_layers.py passes on this tree and fails, naming the file, on
-a forbidden include, an exception that no longer occurs and an unlisted layer.
+a forbidden include, an exception that no longer occurs and an unlisted layer;
+and clang's -Wthread-safety refuses what core/mutex.h's annotations forbid.
 
     tests/layering/check_layers_test.py
 """
@@ -75,6 +76,38 @@ def new_layer(src):
 code, out = with_copy(new_layer)
 check(code == 1 and "layer engine has no line in src/LAYERS" in out,
       "a new directory needs its line in src/LAYERS", out)
+
+# core/mutex.h's annotations are live under clang: an unguarded access fails
+# to compile with -Wthread-safety -Werror, a guarded one compiles.
+clang = shutil.which("clang++")
+if clang is None:
+    print("skip - clang++ not found: core/mutex.h's annotations not compiled")
+else:
+    probe = """#include "core/mutex.h"
+struct Counter {
+  gpuwatch::Mutex mu_;
+  int n_ GUARDED_BY(mu_) = 0;
+  void Locked() { gpuwatch::MutexLock lock(mu_); ++n_; }
+  int Needs() REQUIRES(mu_) { return n_; }
+  void %s
+};
+"""
+    def compiles(body):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "probe.cc"
+            src.write_text(probe % body)
+            r = subprocess.run([clang, "-std=c++20", "-fsyntax-only", "-Wthread-safety", "-Werror",
+                                f"-I{root / 'src'}", f"-I{root / 'include'}", str(src)],
+                               capture_output=True, text=True)
+            return r.returncode == 0, r.stderr
+    ok, err = compiles("Fine() { gpuwatch::MutexLock lock(mu_); Needs(); }")
+    check(ok, "clang: guarded accesses under the lock compile", err)
+    ok, err = compiles("Racy() { ++n_; }")
+    check(not ok and "requires holding mutex 'mu_'" in err,
+          "clang: touching a GUARDED_BY member without its mutex is an error", err)
+    ok, err = compiles("Racy() { Needs(); }")
+    check(not ok and "requires holding mutex 'mu_'" in err,
+          "clang: calling a REQUIRES function without the mutex is an error", err)
 
 print(f"{failures} failed" if failures else "all passed")
 sys.exit(1 if failures else 0)

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "analysis/rules/event_json.h"
+#include "core/mutex.h"
 
 namespace gpuwatch::rules {
 namespace {
@@ -76,14 +77,14 @@ ActionRunner::ActionRunner(ActionRunnerOptions options) : options_(std::move(opt
 ActionRunner::~ActionRunner() { Stop(); }
 
 void ActionRunner::Submit(Event event) {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   ++stats_.submitted;
   if (queue_.size() >= options_.queue_capacity) {
     queue_.pop_front();
     ++stats_.dropped;
   }
   queue_.push_back(std::move(event));
-  wake_.notify_one();
+  wake_.NotifyOne();
 }
 
 void ActionRunner::Submit(const std::vector<Event>& events) {
@@ -93,12 +94,12 @@ void ActionRunner::Submit(const std::vector<Event>& events) {
 void ActionRunner::Stop() {
   if (!worker_.joinable()) return;
   worker_.request_stop();
-  wake_.notify_all();
+  wake_.NotifyAll();
   worker_.join();
 }
 
 ActionStats ActionRunner::stats() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return stats_;
 }
 
@@ -107,8 +108,8 @@ void ActionRunner::Run(std::stop_token stop) {
     Event event;
     std::uint64_t dropped = 0;
     {
-      std::unique_lock lock(mu_);
-      wake_.wait(lock, stop, [this] { return !queue_.empty(); });
+      MutexLock lock(mu_);
+      wake_.Wait(lock, stop, [this]() REQUIRES(mu_) { return !queue_.empty(); });
       if (queue_.empty()) return;  // stop requested and everything delivered
       event = std::move(queue_.front());
       queue_.pop_front();
@@ -130,7 +131,7 @@ void ActionRunner::Deliver(const Event& event, std::stop_token stop) {
   for (Transport* t : route->second) {
     Status s = t->Deliver(event, json, stop);
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++(s.ok() ? stats_.delivered : stats_.failed);
     }
     if (!s.ok()) {

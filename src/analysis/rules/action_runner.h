@@ -9,18 +9,17 @@
 // that flush a webhook makes one attempt per event and no backoff waits.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "analysis/rules/rule.h"
 #include "analysis/rules/transport.h"
+#include "core/mutex.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/status.h"
 
@@ -69,10 +68,10 @@ class ActionRunner {
   std::vector<std::unique_ptr<Transport>> transports_;
   std::map<std::string, std::vector<Transport*>, std::less<>> routes_;  // rule name -> actions
 
-  mutable std::mutex mu_;
-  std::condition_variable_any wake_;
-  std::deque<Event> queue_;             // guarded by mu_
-  ActionStats stats_;                   // guarded by mu_
+  mutable Mutex mu_;
+  StopCondVar wake_;
+  std::deque<Event> queue_ GUARDED_BY(mu_);
+  ActionStats stats_ GUARDED_BY(mu_);
   std::uint64_t dropped_reported_ = 0;  // worker thread only
   std::jthread worker_;                 // last: starts after everything above exists
 };

@@ -1,18 +1,10 @@
 #include "analysis/rules/event_json.h"
 
-#include <fmt/chrono.h>
-#include <fmt/format.h>
-
 #include <nlohmann/json.hpp>
 
-namespace gpuwatch::rules {
+#include "core/time_text.h"
 
-std::string Rfc3339(std::chrono::system_clock::time_point t) {
-  auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-  auto secs = static_cast<std::time_t>(ms >= 0 ? ms / 1000 : (ms - 999) / 1000);
-  auto frac = static_cast<int>(ms - static_cast<std::int64_t>(secs) * 1000);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}.{:03d}Z", fmt::gmtime(secs), frac);
-}
+namespace gpuwatch::rules {
 
 std::string EventJson(const Event& event, std::string_view host) {
   nlohmann::ordered_json j;

@@ -12,7 +12,4 @@ namespace gpuwatch::rules {
 // One line, no trailing newline. `host` is the machine's name.
 std::string EventJson(const Event& event, std::string_view host);
 
-// RFC 3339 UTC with milliseconds: "2024-05-01T14:23:05.123Z".
-std::string Rfc3339(std::chrono::system_clock::time_point t);
-
 }  // namespace gpuwatch::rules

@@ -1,10 +1,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include <condition_variable>
-#include <mutex>
-
 #include "analysis/rules/transport.h"
+#include "core/mutex.h"
 
 namespace gpuwatch::rules {
 namespace {
@@ -45,10 +43,10 @@ class WebhookTransport final : public Transport {
  private:
   // Sleeps `d` unless a stop is requested first; returns false on stop.
   static bool Wait(std::chrono::milliseconds d, std::stop_token stop) {
-    std::mutex m;
-    std::condition_variable_any cv;
-    std::unique_lock lock(m);
-    return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+    Mutex m;
+    StopCondVar cv;
+    MutexLock lock(m);
+    return !cv.WaitFor(lock, stop, d, [] { return false; }) && !stop.stop_requested();
   }
 
   WebhookAction action_;

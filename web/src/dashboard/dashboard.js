@@ -3,6 +3,7 @@
 // Publishes window.gpuwatchDashboard for the browser check (tests/browser/check_dashboard.mjs).
 
 import 'uplot/dist/uPlot.min.css';
+import '../lib/theme.css';
 import './dashboard.css';
 import { el } from '../lib/dom.js';
 import { readTheme, onColorSchemeChange } from '../lib/palette.js';

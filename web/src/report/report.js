@@ -3,6 +3,7 @@
 // the page, and publishes window.gpuwatchReport for the browser check (tests/browser/).
 
 import 'uplot/dist/uPlot.min.css';
+import '../lib/theme.css';
 import './report.css';
 import { el } from '../lib/dom.js';
 import { readTheme, onColorSchemeChange, kSeverities } from '../lib/palette.js';
