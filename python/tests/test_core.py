@@ -146,3 +146,14 @@ def test_the_job_socket_sends_the_protocol_lines(tmp_path, monkeypatch):
     ]
     monkeypatch.setenv("GPUWATCH_SOCKET", str(tmp_path / "nobody-listens"))
     assert gpuwatch.JobSocket.from_env() is None, "no gpuwatch run: nothing to report to"
+
+
+def test_the_module_holds_the_engine_and_no_command_line_code():
+    """The module binds the embedding API on the engine (src/engine): none of src/cli or CLI11
+    is linked in (issue 14)."""
+    module = gpuwatch._core.__file__
+    symbols = subprocess.run(["nm", "-C", module], capture_output=True, text=True, check=True).stdout
+    assert "gpuwatch::engine::OpenSource" in symbols, "the module's symbols are readable"
+    assert "gpuwatch::engine::Pipeline" in symbols
+    linked = [line for line in symbols.splitlines() if "gpuwatch::cli::" in line or " CLI::" in line]
+    assert linked == [], linked[:5]

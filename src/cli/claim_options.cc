@@ -1,12 +1,12 @@
 #include "cli/claim_options.h"
 
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <ostream>
 
+#include "engine/signals.h"
 #include "gpuwatch/units.h"
 #include "sampler/collect.h"
 
@@ -123,22 +123,6 @@ Result<ClaimRequest> BuildClaimRequest(const ClaimOptions& o) {
   return r;
 }
 
-std::string CurrentUser() {
-  const uid_t uid = getuid();
-  std::vector<char> buf(16384);
-  passwd pw{};
-  passwd* found = nullptr;
-  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
-    return found->pw_name;
-  }
-  return std::to_string(uid);
-}
-
-host::LeaseBook MachineLeaseBook() {
-  return host::LeaseBook(host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")),
-                         host::ProcessLiveness("/proc"));
-}
-
 Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
                                const std::string& command_name, std::ostream& err, bool quiet) {
   const bool tty = &err == &std::cerr && isatty(STDERR_FILENO) != 0;
@@ -156,7 +140,7 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
     return CollectOnce(*source.backend, source.resolver.get(), CollectOptions{});
   };
   const host::LeaseBook book = MachineLeaseBook();
-  auto outcome = Claim(request, book, read_gpus, progress);
+  auto outcome = Claim(request, book, read_gpus, progress, engine::PendingSignal);
   if (open_line) err << "\n";
   if (outcome && !outcome->warning.empty()) {
     err << command_name << ": warning: " << outcome->warning << "\n";
@@ -203,27 +187,6 @@ int ExplainRefusal(const std::string& command_name, const ClaimRequest& request,
     err << fmt::format("  GPU {}: {}\n", cand.id, why.empty() ? "qualifies" : why);
   }
   return kExitFailure;
-}
-
-std::string DeviceList(const select::Choice& choice, bool uuids) {
-  std::string list;
-  for (const auto& cand : choice.chosen) {
-    if (!list.empty()) list += ",";
-    list += uuids || cand.mig_index ? cand.uuid : cand.id;
-  }
-  return list;
-}
-
-HeldLeases::~HeldLeases() {
-  (void)book_.Update([this](host::LeaseTable& t) { t.Remove(ticket_); });
-}
-
-Status HeldLeases::AddHolder(const ProcessKey& holder) {
-  return book_.Update([&](host::LeaseTable& t) {
-    for (host::Lease& l : t.leases) {
-      if (l.ticket == ticket_) l.holders.push_back(holder);
-    }
-  });
 }
 
 }  // namespace gpuwatch::cli

@@ -10,9 +10,18 @@
 #include <vector>
 
 #include "cli/context.h"
-#include "cli/gpu_claim.h"
+#include "engine/claim.h"
 
 namespace gpuwatch::cli {
+
+using engine::ClaimOutcome;
+using engine::ClaimRequest;
+using engine::CurrentUser;
+using engine::DeviceList;
+using engine::HeldLeases;
+using engine::MachineLeaseBook;
+using engine::TakenBy;
+using engine::Wants;
 
 struct ClaimOptions {
   int count = 1;
@@ -36,12 +45,6 @@ bool AnyLimit(const ClaimOptions& options);
 // option and the value.
 Result<ClaimRequest> BuildClaimRequest(const ClaimOptions& options);
 
-// "alice", from the real uid.
-std::string CurrentUser();
-
-// The machine's lease file (GPUWATCH_RUNTIME_DIR, docs/select.md).
-host::LeaseBook MachineLeaseBook();
-
 // Claims through the source's GPUs (one read each time the claim needs
 // one). `command_name` prefixes every line gpuwatch prints ("gpuwatch run").
 // Wait progress goes to `err` unless `quiet`: rewritten in place on a
@@ -54,27 +57,6 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
 // out, 128 + signal interrupted).
 int ExplainRefusal(const std::string& command_name, const ClaimRequest& request,
                    const ClaimOutcome& outcome, std::ostream& err);
-
-// "3", "1:0" or the UUIDs, comma-separated: what CUDA_VISIBLE_DEVICES gets.
-// A MIG device is always given by UUID, the only name CUDA takes for it.
-std::string DeviceList(const select::Choice& choice, bool uuids);
-
-// The leases one claim took, given back when this goes out of scope (the
-// command ending normally). After kill -9 the holders' deaths free them.
-class HeldLeases {
- public:
-  HeldLeases(host::LeaseBook book, std::uint64_t ticket)
-      : book_(std::move(book)), ticket_(ticket) {}
-  HeldLeases(const HeldLeases&) = delete;
-  HeldLeases& operator=(const HeldLeases&) = delete;
-  ~HeldLeases();
-  // Another process that keeps the leases while it lives (the job).
-  Status AddHolder(const ProcessKey& holder);
-
- private:
-  host::LeaseBook book_;
-  std::uint64_t ticket_;
-};
 
 // The exit status for a wait that timed out (EX_TEMPFAIL: try again later).
 inline constexpr int kExitTimedOut = 75;

@@ -1,34 +1,26 @@
-// What every command shares: where the data comes from (the real driver, or
-// the fake library with a scenario for --demo), host attribution options, and
-// the one place a backend is opened.
+// What every command shares: the source flags (--demo, --scenario,
+// --host-proc, --replay), colour, and the exit statuses. Opening a source is
+// the engine's (engine/source.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <functional>
-#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "gpuwatch/backend.h"
-#include "host/process_resolver.h"
+#include "engine/source.h"
 
 namespace gpuwatch::cli {
 
-struct CommonArgs {
-  bool demo = false;
-  std::string scenario;   // --scenario: a fake-NVML scenario instead of the demo fleet
-  std::string host_proc;  // --host-proc DIR: a mounted host /proc
+using engine::FindDemoAssets;
+using engine::Hostname;
+using engine::OpenSource;
+using engine::OpenWait;
+using engine::Source;
+using engine::SourceHostname;
+
+struct CommonArgs : engine::SourceOptions {
   std::string color = "auto";
-  std::string replay;         // --replay FILE: a recording (--jsonl or --db) instead of GPUs
-  double replay_speed = 1.0;  // 0: as fast as it can be analysed; every sample either way
-  // Not an option: where an embedder (the Python package) keeps the demo's
-  // lib/libnvidia-ml-fake.so and scenarios/, searched first.
-  std::string demo_dir;
-  // Not an option: an embedder opens sources one after another in one
-  // process, so NVML is shut down with each (commands end with the process).
-  bool shutdown_nvml_on_close = false;
   // Not an option: what followed the first "--" on the command line (the job
   // of `run`), kept from CLI11 (NormalizeArgs); nullopt when there was no "--".
   std::optional<std::vector<std::string>> command;
@@ -36,47 +28,11 @@ struct CommonArgs {
 
 void AddCommonOptions(CLI::App& app, CommonArgs& args);
 
-// Where demo assets live (next to the binary when installed, the source tree
-// when run from a build directory).
-struct DemoAssets {
-  std::string library;
-  std::string scenario;
-  std::string host_proc;  // "" when the scenario has no .host tree
-};
-Result<DemoAssets> FindDemoAssets(const std::string& scenario_override,
-                                  const std::string& demo_dir = "");
-
-struct Source {
-  std::unique_ptr<Backend> backend;
-  std::unique_ptr<host::ProcessResolver> resolver;
-  std::string demo_scenario;  // for the DEMO banner
-  std::string replay;         // for the REPLAY banner
-};
-
-// Opens the backend the arguments ask for. On failure the Status says why
-// and what to try (doctor, --demo).
-Result<Source> OpenSource(const CommonArgs& args);
-// OpenSource on a thread of its own, so that a driver that never answers
-// its first calls (nvmlInit, device discovery) cannot hold the command:
-// waits until it is open, `until` passes or `give_up` says so (polled every
-// 100 ms; default: a signal was caught), then kUnavailable saying why (the
-// opening thread is left to the driver), and calls `slow` once, with what is
-// in flight, when it takes `slow_after`.
-struct OpenWait {
-  std::optional<std::chrono::steady_clock::time_point> until;
-  std::chrono::milliseconds slow_after{10'000};
-  std::function<void(const std::string& what)> slow;
-  std::function<bool()> give_up;
-};
-Result<Source> OpenSourceWaiting(const CommonArgs& args, const OpenWait& wait);
-host::ProcOptions ProcOptionsFor(const CommonArgs& args, const std::string& demo_host_proc);
+// engine::OpenSourceWaiting that also gives up when a signal was caught,
+// unless `wait` says when to give up itself.
+Result<Source> OpenSourceWaiting(const CommonArgs& args, OpenWait wait);
 
 bool UseColor(const CommonArgs& args);
-std::string Hostname();
-// The machine the data comes from, for the hostname outputs carry: this
-// one's (Hostname()), or with --replay the one the recording names ("" when
-// it names none, as a SQLite history does not).
-std::string SourceHostname(const CommonArgs& args);
 
 // Exit statuses shared by all commands.
 inline constexpr int kExitOk = 0;

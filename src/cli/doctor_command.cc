@@ -7,7 +7,7 @@
 #include <memory>
 
 #include "cli/commands.h"
-#include "cli/hang_report.h"
+#include "engine/hang_report.h"
 #include "sampler/collect.h"
 
 namespace gpuwatch::cli {
@@ -100,7 +100,7 @@ int RunDoctor(const CommonArgs& common) {
   if (common.demo || !common.scenario.empty()) {
     std::cout << "DEMO: checking the simulated fleet (fake NVML), not this machine's GPUs\n\n";
   }
-  const HangReport hangs;  // a driver that never answers is said, not silent
+  const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) {
     report.Fail("cannot use NVML", source.error().message());

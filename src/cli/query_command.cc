@@ -8,8 +8,8 @@
 
 #include "cli/commands.h"
 #include "cli/device_filter.h"
-#include "cli/hang_report.h"
-#include "cli/signals.h"
+#include "engine/hang_report.h"
+#include "engine/signals.h"
 #include "export/smi_format.h"
 #include "gpuwatch/units.h"
 #include "sampler/collect.h"
@@ -89,7 +89,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   if (!loop) return Fail("gpuwatch query: " + loop.error().message(), kExitUsage, false);
   const std::chrono::milliseconds period = *loop;
 
-  const HangReport hangs;  // a driver that never answers is said, not silent
+  const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
 
@@ -106,7 +106,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   collect.mig = false;
 
   if (period.count() > 0) {
-    CatchSignals();
+    engine::CatchSignals();
   }
   bool first = true;
   auto next = std::chrono::steady_clock::now();
@@ -131,11 +131,11 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
     std::cout << out << std::flush;
     if (period.count() == 0) break;
     next += period;
-    while (!SignalPending() && std::chrono::steady_clock::now() < next) {
+    while (engine::PendingSignal() == 0 && std::chrono::steady_clock::now() < next) {
       std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
           next - std::chrono::steady_clock::now(), std::chrono::milliseconds(50)));
     }
-  } while (!SignalPending());
+  } while (engine::PendingSignal() == 0);
   return kExitOk;
 }
 

@@ -10,8 +10,8 @@
 
 #include "cli/claim_options.h"
 #include "cli/commands.h"
-#include "cli/hang_report.h"
-#include "cli/signals.h"
+#include "engine/hang_report.h"
+#include "engine/signals.h"
 #include "host/proc_files.h"
 #include "host/proc_parse.h"
 
@@ -82,13 +82,13 @@ int RunSelect(const CommonArgs& common, const SelectArgs& args) {
     request->command = CommandOf(pid);
   }
 
-  const HangReport hangs;  // a driver that never answers is said, not silent
+  const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return ExitStatusFor(source.error());
   }
-  CatchSignals({SIGINT, SIGTERM, SIGHUP});
+  engine::CatchSignals({SIGINT, SIGTERM, SIGHUP});
   auto outcome = ClaimGpus(*source, *request, "gpuwatch select", std::cerr, false);
   if (!outcome) {
     std::cerr << "gpuwatch select: " << outcome.error().message() << "\n";

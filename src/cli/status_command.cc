@@ -9,7 +9,7 @@
 #include "cli/claim_options.h"
 #include "cli/commands.h"
 #include "cli/device_filter.h"
-#include "cli/hang_report.h"
+#include "engine/hang_report.h"
 #include "export/lease_json.h"
 #include "export/snapshot_json.h"
 #include "export/status_text.h"
@@ -37,7 +37,7 @@ host::LeaseTable ReadLeases(const Source& source) {
 }
 
 int RunStatus(const CommonArgs& common, const StatusArgs& args) {
-  const HangReport hangs;  // a driver that never answers is said, not silent
+  const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";

@@ -11,8 +11,8 @@
 
 #include "cli/commands.h"
 #include "cli/pipeline.h"
-#include "cli/signals.h"
 #include "cli/terminal.h"
+#include "engine/signals.h"
 #include "export/lines.h"
 #include "gpuwatch/units.h"
 #include "sampler/sampler.h"
@@ -60,7 +60,7 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     return kExitUsage;
   }
 
-  CatchSignals();
+  engine::CatchSignals();
   const auto deadline =
       duration ? std::optional(std::chrono::steady_clock::now() + *duration) : std::nullopt;
   OpenWait wait;
@@ -69,9 +69,9 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     std::cerr << "gpuwatch: warning: " << what << " (a hung driver?); still waiting\n";
   };
   auto source = OpenSourceWaiting(common, wait);
-  if (!source && SignalPending()) {
+  if (!source && engine::PendingSignal() != 0) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return 128 + TakeSignal();
+    return 128 + engine::TakeSignal();
   }
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
@@ -90,7 +90,8 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   const std::unique_ptr<Sampler::Follower> follower = sampler.Follow();
   sampler.Start();
 
-  while (!SignalPending() && (!deadline || std::chrono::steady_clock::now() < *deadline)) {
+  while (engine::PendingSignal() == 0 &&
+         (!deadline || std::chrono::steady_clock::now() < *deadline)) {
     auto snap = follower->Next(std::chrono::milliseconds(100));
     if (!snap) {
       if (follower->done()) break;  // a recording played to its end

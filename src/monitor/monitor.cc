@@ -1,5 +1,5 @@
-// The embedded front end (include/gpuwatch/monitor.h): the CLI's source and
-// pipeline behind a small, pull-only interface.
+// The embedded front end (include/gpuwatch/monitor.h): the engine's source
+// and pipeline behind a small, pull-only interface.
 #include "gpuwatch/monitor.h"
 
 #include <fmt/format.h>
@@ -10,10 +10,10 @@
 
 #include "analysis/leaks/series_check.h"
 #include "analysis/select/selection.h"
-#include "cli/claim_options.h"
-#include "cli/context.h"
-#include "cli/pipeline.h"
 #include "core/mutex.h"
+#include "engine/claim.h"
+#include "engine/pipeline.h"
+#include "engine/source.h"
 #include "export/lines.h"
 #include "export/snapshot_json.h"
 #include "monitor/metric_windows.h"
@@ -25,8 +25,8 @@ namespace {
 
 constexpr std::size_t kEventCapacity = 10'000;
 
-cli::CommonArgs ArgsFor(const MonitorOptions& o) {
-  cli::CommonArgs a;
+engine::SourceOptions ArgsFor(const MonitorOptions& o) {
+  engine::SourceOptions a;
   a.demo = o.demo;
   a.scenario = o.scenario;
   a.replay = o.replay;
@@ -39,7 +39,7 @@ cli::CommonArgs ArgsFor(const MonitorOptions& o) {
 
 class MonitorImpl final : public Monitor {
  public:
-  MonitorImpl(std::unique_ptr<Sampler> sampler, std::unique_ptr<cli::Pipeline> pipeline)
+  MonitorImpl(std::unique_ptr<Sampler> sampler, std::unique_ptr<engine::Pipeline> pipeline)
       : sampler_(std::move(sampler)),
         pipeline_(std::move(pipeline)),
         in_order_(sampler_->Follow()) {
@@ -110,7 +110,7 @@ class MonitorImpl final : public Monitor {
   }
 
   std::unique_ptr<Sampler> sampler_;
-  std::unique_ptr<cli::Pipeline> pipeline_;            // used by the follower thread only
+  std::unique_ptr<engine::Pipeline> pipeline_;         // used by the follower thread only
   const std::unique_ptr<Sampler::Follower> in_order_;  // ditto
   mutable Mutex mu_;
   std::deque<Event> events_ GUARDED_BY(mu_);
@@ -122,7 +122,7 @@ class MonitorImpl final : public Monitor {
 }  // namespace
 
 Result<Snapshot> ReadOnce(const MonitorOptions& options) {
-  auto source = cli::OpenSource(ArgsFor(options));
+  auto source = engine::OpenSource(ArgsFor(options));
   if (!source) return source.error();
   CollectOptions collect;
   collect.fields =
@@ -136,13 +136,13 @@ Result<std::unique_ptr<Monitor>> Monitor::Start(const MonitorOptions& options) {
     return Status::InvalidArgument(
         fmt::format("interval {} ms: the shortest is 10 ms", options.interval.count()));
   }
-  cli::PipelineOptions p;
+  engine::PipelineOptions p;
   p.rules = options.rules;
-  p.hostname = cli::Hostname();
+  p.hostname = engine::Hostname();
   p.log = [](std::string_view) {};  // events are pulled with TakeEvents
-  auto pipeline = cli::Pipeline::Open(p, [](const std::string&) {});
+  auto pipeline = engine::Pipeline::Open(p, [](const std::string&) {});
   if (!pipeline) return pipeline.error();
-  auto source = cli::OpenSource(ArgsFor(options));
+  auto source = engine::OpenSource(ArgsFor(options));
   if (!source) return source.error();
   SamplerOptions s;
   s.interval = options.interval;
@@ -153,7 +153,7 @@ Result<std::unique_ptr<Monitor>> Monitor::Start(const MonitorOptions& options) {
 }
 
 std::string SnapshotJson(const Snapshot& snapshot) {
-  return SnapshotToJson(snapshot, cli::Hostname())
+  return SnapshotToJson(snapshot, engine::Hostname())
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
@@ -188,7 +188,7 @@ Result<std::string> SelectJson(const MonitorOptions& options, const SelectReques
   auto snapshot = ReadOnce(options);
   if (!snapshot) return snapshot.error();
   if (options.replay.empty()) {
-    if (auto leases = cli::MachineLeaseBook().Read()) c.taken = cli::TakenBy(*leases);
+    if (auto leases = engine::MachineLeaseBook().Read()) c.taken = engine::TakenBy(*leases);
   }
   const char* visible_env = std::getenv("CUDA_VISIBLE_DEVICES");
   const char* order_env = std::getenv("CUDA_DEVICE_ORDER");

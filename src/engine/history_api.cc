@@ -1,10 +1,10 @@
-#include "cli/serve_history.h"
+#include "engine/history_api.h"
 
 #include <algorithm>
 
 #include "server/api.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 nlohmann::json SeriesDocument(const store::Series& series, int device,
                               std::chrono::milliseconds step) {
@@ -37,4 +37,4 @@ nlohmann::json SeriesDocument(const store::Series& series, int device,
               {"fields", std::move(fields)}};
 }
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

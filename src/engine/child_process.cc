@@ -1,4 +1,4 @@
-#include "cli/child_process.h"
+#include "engine/child_process.h"
 
 #include <fmt/format.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 
 extern char** environ;
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 namespace {
 
 // Moves the terminal's foreground to `pgid` (when we own it), ignoring the
@@ -110,4 +110,4 @@ std::optional<int> ChildProcess::Poll() {
   return status_;
 }
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

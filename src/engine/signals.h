@@ -11,7 +11,7 @@
 
 #include <initializer_list>
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 // Routes `signals` to the recorder (default: SIGINT and SIGTERM), and arms
 // the exit guard unless `exit_guard` is false (`run`, which waits for its
@@ -20,7 +20,7 @@ void CatchSignals(std::initializer_list<int> signals = {2 /*SIGINT*/, 15 /*SIGTE
                   bool exit_guard = true);
 // The last signal caught since the previous call, 0 if none; clears it.
 int TakeSignal();
-// Whether a signal was caught (without clearing it).
-bool SignalPending();
+// The last signal caught, 0 if none, without clearing it.
+int PendingSignal();
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

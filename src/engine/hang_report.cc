@@ -1,4 +1,4 @@
-#include "cli/hang_report.h"
+#include "engine/hang_report.h"
 
 #include <iostream>
 #include <optional>
@@ -6,7 +6,7 @@
 
 #include "core/driver_calls.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 HangReport::HangReport(std::chrono::milliseconds after) {
   thread_ = std::thread([this, after] {
@@ -36,4 +36,4 @@ HangReport::~HangReport() {
   thread_.join();
 }
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

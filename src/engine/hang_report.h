@@ -10,7 +10,7 @@
 
 #include "core/mutex.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 class HangReport {
  public:
@@ -26,4 +26,4 @@ class HangReport {
   std::thread thread_;
 };
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

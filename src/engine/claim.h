@@ -1,6 +1,7 @@
 // Choosing GPUs for a job and, when asked, leasing them: at once, or after
 // waiting in the machine's queue, first come first served. Shared by
-// `select --lease` and `run --gpus auto:N [--wait]`. docs/select.md.
+// `select --lease`, `run --gpus auto:N [--wait]` and the Python package.
+// docs/select.md.
 //
 // A waiter only takes GPUs when it is first in the queue, so a request for
 // four GPUs is not overtaken forever by requests for one; a request that does
@@ -19,7 +20,7 @@
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 struct ClaimRequest {
   select::Criteria criteria;
@@ -55,10 +56,39 @@ std::map<std::string, std::string> TakenBy(const host::LeaseTable& table);
 
 // `read_gpus` reads the GPUs now; it is only called when this request may
 // take some. `progress` receives a line whenever where the wait stands
-// changes. The wait leaves the queue on SIGINT/SIGTERM/SIGHUP (cli/signals,
-// which the caller installs) and at the timeout.
+// changes. The wait leaves the queue at the timeout and as soon as `stop`
+// returns non-zero (polled while it waits; its value becomes the outcome's
+// `signal`: the CLI passes the pending signal).
 Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& book,
                            const std::function<Snapshot()>& read_gpus,
-                           const std::function<void(const std::string&)>& progress);
+                           const std::function<void(const std::string&)>& progress,
+                           const std::function<int()>& stop);
 
-}  // namespace gpuwatch::cli
+// "alice", from the real uid.
+std::string CurrentUser();
+
+// The machine's lease file (GPUWATCH_RUNTIME_DIR, docs/select.md).
+host::LeaseBook MachineLeaseBook();
+
+// "3", "1:0" or the UUIDs, comma-separated: what CUDA_VISIBLE_DEVICES gets.
+// A MIG device is always given by UUID, the only name CUDA takes for it.
+std::string DeviceList(const select::Choice& choice, bool uuids);
+
+// The leases one claim took, given back when this goes out of scope (the
+// command ending normally). After kill -9 the holders' deaths free them.
+class HeldLeases {
+ public:
+  HeldLeases(host::LeaseBook book, std::uint64_t ticket)
+      : book_(std::move(book)), ticket_(ticket) {}
+  HeldLeases(const HeldLeases&) = delete;
+  HeldLeases& operator=(const HeldLeases&) = delete;
+  ~HeldLeases();
+  // Another process that keeps the leases while it lives (the job).
+  Status AddHolder(const ProcessKey& holder);
+
+ private:
+  host::LeaseBook book_;
+  std::uint64_t ticket_;
+};
+
+}  // namespace gpuwatch::engine

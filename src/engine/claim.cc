@@ -1,16 +1,16 @@
-#include "cli/gpu_claim.h"
+#include "engine/claim.h"
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
 
-#include "cli/signals.h"
-
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -88,10 +88,10 @@ class FileWatch {
   FileWatch(const FileWatch&) = delete;
   FileWatch& operator=(const FileWatch&) = delete;
 
-  // Sleeps `period`, waking early for a change or a signal.
-  void Nap(std::chrono::milliseconds period) const {
+  // Sleeps `period`, waking early for a change or when `stop` says so.
+  void Nap(std::chrono::milliseconds period, const std::function<int()>& stop) const {
     const auto until = Clock::now() + period;
-    while (Clock::now() < until && !SignalPending()) {
+    while (Clock::now() < until && stop() == 0) {
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - Clock::now());
       const int slice = static_cast<int>(std::clamp<std::int64_t>(left.count(), 1, 20));
       if (fd_ < 0) {
@@ -145,7 +145,8 @@ std::map<std::string, std::string> TakenBy(const host::LeaseTable& table) {
 
 Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& book,
                            const std::function<Snapshot()>& read_gpus,
-                           const std::function<void(const std::string&)>& progress) {
+                           const std::function<void(const std::string&)>& progress,
+                           const std::function<int()>& stop) {
   ClaimOutcome out;
   const auto visible_for = [&](const Snapshot& snap) {
     return select::VisibleDevices(request.cuda_visible_devices, request.cuda_device_order, snap);
@@ -224,8 +225,8 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
   const FileWatch watch(book.file().parent_path());
   std::string last_line;
   for (;;) {
-    if (const int sig = TakeSignal(); sig != 0) {
-      out.signal = sig;
+    if (const int why = stop(); why != 0) {
+      out.signal = why;
       return leave(Kind::kInterrupted);
     }
     if (request.timeout && Clock::now() - started >= *request.timeout) {
@@ -242,7 +243,7 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
       // The file was reset or unreadable, or our holder (select's caller) is
       // gone: take our place again, at the pace of a poll.
       if (Status s = book.Update(join, &out.warning); !s.ok()) return s;
-      watch.Nap(request.poll);
+      watch.Nap(request.poll, stop);
       continue;
     }
     std::string line;
@@ -275,8 +276,45 @@ Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& b
     }
     if (line != last_line) progress(line);
     last_line = line;
-    watch.Nap(request.poll);
+    watch.Nap(request.poll, stop);
   }
 }
 
-}  // namespace gpuwatch::cli
+std::string CurrentUser() {
+  const uid_t uid = getuid();
+  std::vector<char> buf(16384);
+  passwd pw{};
+  passwd* found = nullptr;
+  if (getpwuid_r(uid, &pw, buf.data(), buf.size(), &found) == 0 && found != nullptr) {
+    return found->pw_name;
+  }
+  return std::to_string(uid);
+}
+
+host::LeaseBook MachineLeaseBook() {
+  return host::LeaseBook(host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")),
+                         host::ProcessLiveness("/proc"));
+}
+
+std::string DeviceList(const select::Choice& choice, bool uuids) {
+  std::string list;
+  for (const auto& cand : choice.chosen) {
+    if (!list.empty()) list += ",";
+    list += uuids || cand.mig_index ? cand.uuid : cand.id;
+  }
+  return list;
+}
+
+HeldLeases::~HeldLeases() {
+  (void)book_.Update([this](host::LeaseTable& t) { t.Remove(ticket_); });
+}
+
+Status HeldLeases::AddHolder(const ProcessKey& holder) {
+  return book_.Update([&](host::LeaseTable& t) {
+    for (host::Lease& l : t.leases) {
+      if (l.ticket == ticket_) l.holders.push_back(holder);
+    }
+  });
+}
+
+}  // namespace gpuwatch::engine

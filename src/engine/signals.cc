@@ -1,4 +1,4 @@
-#include "cli/signals.h"
+#include "engine/signals.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 
 #include "core/driver_calls.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 namespace {
 
 constexpr auto kExitGrace = std::chrono::seconds(3);
@@ -65,6 +65,6 @@ int TakeSignal() {
   return s;
 }
 
-bool SignalPending() { return g_signal != 0; }
+int PendingSignal() { return g_signal; }
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine

@@ -12,7 +12,7 @@
 
 #include "gpuwatch/status.h"
 
-namespace gpuwatch::cli {
+namespace gpuwatch::engine {
 
 class ChildProcess {
  public:
@@ -37,4 +37,4 @@ class ChildProcess {
   std::optional<int> status_;
 };
 
-}  // namespace gpuwatch::cli
+}  // namespace gpuwatch::engine
