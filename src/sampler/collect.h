@@ -1,6 +1,7 @@
-// One full sample of every GPU, MIG device and process, with host attribution:
-// what one-shot commands (status, query, doctor) read, and the unit of work the
-// sampler thread repeats.
+// Reading the GPUs: one GPU's read (the sampler's readers and one-shot reads
+// alike), the fields every snapshot starts with, and one full sample of every
+// GPU, MIG device and process with host attribution (what one-shot commands
+// such as status, query and doctor read).
 #pragma once
 
 #include <string>
@@ -10,6 +11,17 @@
 #include "host/process_resolver.h"
 
 namespace gpuwatch {
+
+// One GPU's read: its fields, its processes when asked, and its MIG devices
+// when MIG is on and `mig_fields` is given (read without processes).
+void ReadGpu(Backend& backend, int index, const FieldMask& fields, const FieldMask* mig_fields,
+             bool processes, DeviceSample& device, std::vector<DeviceSample>& mig);
+
+// A snapshot before its GPUs are read: its time (now; a recording's own is
+// set by FinishSnapshot), demo flag and source.
+Snapshot StartSnapshot(const Backend& backend);
+// The recorded time of a recording's sample, once it has been read.
+void FinishSnapshot(const Backend& backend, Snapshot& snapshot);
 
 struct CollectOptions {
   FieldMask fields = AllFields();

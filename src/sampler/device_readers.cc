@@ -8,16 +8,6 @@ namespace gpuwatch {
 
 using Clock = std::chrono::steady_clock;
 
-void ReadGpu(Backend& backend, int index, const FieldMask& fields, const FieldMask& mig_fields,
-             bool processes, DeviceSample& device, std::vector<DeviceSample>& mig) {
-  backend.ReadDevice(index, fields, processes, device);
-  mig.clear();
-  const Reading& mode = device.fields[FieldId::kMigMode];
-  if (mode.is_number() && mode.number() == 1) {
-    mig = backend.ReadMigDevices(index, mig_fields, /*processes=*/false);
-  }
-}
-
 struct DeviceReaders::Shared {
   struct Slot {
     std::uint64_t asked = 0;  // reads asked for; one is in progress while asked > done
@@ -55,7 +45,7 @@ void ReaderLoop(const std::shared_ptr<Backend>& backend,
     const FieldMask mig_fields = slot.mig_fields;
     lock.Unlock();
     std::vector<DeviceSample> mig;
-    ReadGpu(*backend, index, fields, mig_fields, sh.processes, slot.device, mig);
+    ReadGpu(*backend, index, fields, &mig_fields, sh.processes, slot.device, mig);
     lock.Lock();
     slot.mig = std::move(mig);
     slot.done = slot.asked;

@@ -19,13 +19,9 @@
 
 #include "gpuwatch/backend.h"
 #include "gpuwatch/snapshot.h"
+#include "sampler/collect.h"
 
 namespace gpuwatch {
-
-// One GPU's read: its fields, its processes when asked, and its MIG devices
-// when MIG is on (read with `mig_fields`, without processes).
-void ReadGpu(Backend& backend, int index, const FieldMask& fields, const FieldMask& mig_fields,
-             bool processes, DeviceSample& device, std::vector<DeviceSample>& mig);
 
 class DeviceReaders {
  public:

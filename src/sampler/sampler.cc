@@ -121,7 +121,7 @@ std::size_t ReadGpus(Sampler::State& st, Working& w, const std::vector<FieldMask
   std::vector<std::optional<Clock::duration>> in_call(n);  // set: still in a call
   if (st.recording) {
     for (std::size_t i = 0; i < n; ++i) {
-      ReadGpu(*st.backend, static_cast<int>(i), fields[i], mig_fields, st.options.processes,
+      ReadGpu(*st.backend, static_cast<int>(i), fields[i], &mig_fields, st.options.processes,
               w.devices[i], w.mig[i]);
     }
   } else {
@@ -167,10 +167,7 @@ std::size_t ReadGpus(Sampler::State& st, Working& w, const std::vector<FieldMask
 // One sample: which fields are due, read them, attribute processes.
 Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
   const auto t0 = Clock::now();
-  Snapshot s;
-  s.time = std::chrono::system_clock::now();
-  s.demo = st.backend->info().demo;
-  s.source = (st.backend->SampleTime() ? "replay:" : "nvml:") + st.backend->info().library_path;
+  Snapshot s = StartSnapshot(*st.backend);
   if (w.first) {
     w.host = st.backend->ReadHost();
     const auto n = static_cast<std::size_t>(std::max(st.backend->DeviceCount(), 0));
@@ -204,7 +201,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
       ReadGpus(st, w, fields, with_static & ~FieldsWithCadence({Cadence::kCostly}), t0, stop, s);
   // Nothing new was read: the last values, as the watchdog would publish them.
   s.stale = stale > 0 && stale == w.devices.size();
-  if (auto recorded = st.backend->SampleTime()) s.time = *recorded;
+  FinishSnapshot(*st.backend, s);
   w.first = false;
   s.sample_duration = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - t0);
   return s;
