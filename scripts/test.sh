@@ -53,7 +53,7 @@ fi
 
 step "ThreadSanitizer: the threaded parts' tests"
 tsan_tests="sampler/sampler_test server/server_test store/store_test transport/transport_test
-            analysis/rules/actions_test"
+            alerts/actions_test"
 cmake --preset tsan >/dev/null
 if cmake --build --preset tsan -j "$JOBS" --target gpuwatch_fake_nvml \
      $(for t in $tsan_tests; do basename "$t"; done); then

@@ -30,10 +30,10 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
   Result<rules::RuleSet> set = options.rules.empty() ? Result<rules::RuleSet>(rules::BuiltinRules())
                                                      : rules::LoadRuleFile(options.rules, parse);
   if (!set) return set.error().WithContext("--rules");
-  rules::ActionRunnerOptions action_options;
+  alerts::ActionRunnerOptions action_options;
   action_options.allow_commands = options.allow_commands;
   if (options.log) action_options.log = options.log;
-  auto runner = rules::ActionRunner::Create(*set, std::move(action_options));
+  auto runner = alerts::ActionRunner::Create(*set, std::move(action_options));
   if (!runner) return runner.error().WithContext("--rules");
   p->actions_ = std::move(*runner);
   p->engine_ = std::make_unique<rules::RuleEngine>(std::move(*set));

@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "alerts/action_runner.h"
 #include "analysis/diagnoses/diagnoses.h"
 #include "analysis/leaks/leak_tracker.h"
-#include "analysis/rules/action_runner.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
@@ -67,7 +67,7 @@ class Pipeline {
   std::unique_ptr<LineFile> jsonl_;
   std::unique_ptr<store::HistoryWriter> db_;
   std::unique_ptr<rules::RuleEngine> engine_;
-  std::unique_ptr<rules::ActionRunner> actions_;
+  std::unique_ptr<alerts::ActionRunner> actions_;
   Diagnoser diagnoser_;
   leaks::LeakTracker leaks_;
   std::shared_ptr<const Snapshot> previous_;

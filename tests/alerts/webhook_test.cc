@@ -7,12 +7,15 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "analysis/rules/action_runner.h"
+#include "../analysis/rules/test_snapshots.h"
+#include "alerts/action_runner.h"
 #include "analysis/rules/rule_parser.h"
-#include "test_snapshots.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
+
+using rules::ParseOptions;
+using rules::ParseRules;
 
 ActionRunnerOptions Options(LogSink log = {}, bool allow_commands = false,
                             std::size_t queue_capacity = 1024, std::string host = {}) {
@@ -92,7 +95,7 @@ RuleSet HookRules(const std::string& url, const std::string& extra) {
 
 Event Firing() {
   Event e;
-  e.time = testing::At(0);
+  e.time = rules::testing::At(0);
   e.kind = Event::Kind::kAlertFiring;
   e.severity = Severity::kCritical;
   e.source = "mem";
@@ -196,4 +199,4 @@ TEST(Webhook, SubmitDoesNotWaitForASlowServer) {
 }
 
 }  // namespace
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

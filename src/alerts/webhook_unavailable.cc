@@ -1,9 +1,9 @@
 // The webhook action in a build without cpp-httplib (GPUWATCH_HTTP=OFF, e.g. a
 // machine whose packages lack it): a rule file that asks for a webhook is an
 // error before anything starts, not a silent no-op.
-#include "analysis/rules/transport.h"
+#include "alerts/transport.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 
 Result<std::unique_ptr<Transport>> MakeWebhookTransport(const WebhookAction& action) {
   return Status::Unavailable("webhook " + action.url +
@@ -11,4 +11,4 @@ Result<std::unique_ptr<Transport>> MakeWebhookTransport(const WebhookAction& act
                              "use a file or command action, or rebuild with cpp-httplib installed");
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

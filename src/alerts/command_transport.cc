@@ -10,12 +10,12 @@
 #include <thread>
 #include <vector>
 
-#include "analysis/rules/event_json.h"
-#include "analysis/rules/transport.h"
+#include "alerts/event_json.h"
+#include "alerts/transport.h"
 
 extern char** environ;  // NOLINT: POSIX
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
 
 // Runs a program (no shell) with the event in GPUWATCH_* environment
@@ -99,4 +99,4 @@ std::unique_ptr<Transport> MakeCommandTransport(const CommandAction& action) {
   return std::make_unique<CommandTransport>(action);
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -3,10 +3,10 @@
 
 #include <ctime>
 
-#include "analysis/rules/transport.h"
+#include "alerts/transport.h"
 #include "core/printable.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
 
 class LogTransport final : public Transport {
@@ -37,4 +37,4 @@ std::unique_ptr<Transport> MakeLogTransport(LogSink sink) {
   return std::make_unique<LogTransport>(std::move(sink));
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -7,9 +7,9 @@
 
 #include "gpuwatch/event.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 
 // One line, no trailing newline. `host` is the machine's name.
 std::string EventJson(const Event& event, std::string_view host);
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -7,13 +7,17 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
-#include "analysis/rules/action_runner.h"
-#include "analysis/rules/event_json.h"
+#include "../analysis/rules/test_snapshots.h"
+#include "alerts/action_runner.h"
+#include "alerts/event_json.h"
 #include "analysis/rules/rule_parser.h"
-#include "test_snapshots.h"
+#include "export/lines.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
+
+using rules::ParseOptions;
+using rules::ParseRules;
 
 ActionRunnerOptions Options(LogSink log = {}, bool allow_commands = false,
                             std::size_t queue_capacity = 1024, std::string host = {}) {
@@ -68,7 +72,7 @@ RuleSet Rules(const std::string& actions, bool allow_commands = false) {
 
 Event Firing(int gpu = 0, std::string source = "mem") {
   Event e;
-  e.time = testing::At(0);
+  e.time = rules::testing::At(0);
   e.kind = Event::Kind::kAlertFiring;
   e.severity = Severity::kWarning;
   e.source = std::move(source);
@@ -100,6 +104,16 @@ TEST(EventJson, HasTheDocumentedFields) {
   EXPECT_EQ(j["process"]["start_ticks"], 7);
   EXPECT_EQ(j["value"], 0.95);
   EXPECT_EQ(j["message"], "GPU 3: memory 95.0%");
+  // One event JSON: every key of the JSON Lines / API event is there, with its value.
+  const nlohmann::json common = EventToJson(e);
+  for (const auto& [key, value] : common.items()) EXPECT_EQ(j[key], value) << key;
+  // Version 1's keys come first, in their documented order.
+  const nlohmann::ordered_json ordered = nlohmann::ordered_json::parse(EventJson(e, "node1"));
+  std::vector<std::string> keys;
+  for (const auto& item : ordered.items()) keys.push_back(item.key());
+  keys.resize(10);
+  EXPECT_EQ(keys, (std::vector<std::string>{"version", "kind", "rule", "severity", "time", "host",
+                                            "gpu", "process", "value", "message"}));
   e.process.reset();
   e.value.reset();
   j = nlohmann::json::parse(EventJson(e, "node1"));
@@ -257,4 +271,4 @@ TEST(ActionRunner, FailingCommandLogsOneWarning) {
 }
 
 }  // namespace
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -13,7 +13,16 @@
 #include "gpuwatch/event.h"
 #include "gpuwatch/status.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
+
+// The rules' vocabulary, which this layer delivers.
+using rules::Action;
+using rules::CommandAction;
+using rules::FileAction;
+using rules::LogAction;
+using rules::Rule;
+using rules::RuleSet;
+using rules::WebhookAction;
 
 // Where log lines and the runner's warnings go (default: stderr).
 using LogSink = std::function<void(std::string_view line)>;
@@ -37,4 +46,4 @@ Result<std::unique_ptr<Transport>> MakeFileTransport(const std::string& path);
 Result<std::unique_ptr<Transport>> MakeWebhookTransport(const WebhookAction& action);
 std::unique_ptr<Transport> MakeCommandTransport(const CommandAction& action);
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

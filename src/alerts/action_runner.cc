@@ -1,4 +1,4 @@
-#include "analysis/rules/action_runner.h"
+#include "alerts/action_runner.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -6,10 +6,10 @@
 #include <cstdio>
 #include <limits>
 
-#include "analysis/rules/event_json.h"
+#include "alerts/event_json.h"
 #include "core/mutex.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
 
 std::string HostName() {
@@ -142,4 +142,4 @@ void ActionRunner::Deliver(const Event& event, std::stop_token stop) {
   }
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

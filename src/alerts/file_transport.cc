@@ -5,9 +5,9 @@
 #include <cstring>
 #include <memory>
 
-#include "analysis/rules/transport.h"
+#include "alerts/transport.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
 
 struct FileCloser {
@@ -46,4 +46,4 @@ Result<std::unique_ptr<Transport>> MakeFileTransport(const std::string& path) {
   return std::unique_ptr<Transport>(std::make_unique<FileTransport>(path, f));
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -17,13 +17,13 @@
 #include <thread>
 #include <vector>
 
+#include "alerts/transport.h"
 #include "analysis/rules/rule.h"
-#include "analysis/rules/transport.h"
 #include "core/mutex.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/status.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 
 struct ActionRunnerOptions {
   std::size_t queue_capacity = 1024;
@@ -76,4 +76,4 @@ class ActionRunner {
   std::jthread worker_;                 // last: starts after everything above exists
 };
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts

@@ -1,10 +1,10 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
-#include "analysis/rules/transport.h"
+#include "alerts/transport.h"
 #include "core/mutex.h"
 
-namespace gpuwatch::rules {
+namespace gpuwatch::alerts {
 namespace {
 
 // POSTs the event JSON; retries with exponential backoff, then gives up.
@@ -75,4 +75,4 @@ Result<std::unique_ptr<Transport>> MakeWebhookTransport(const WebhookAction& act
   return std::unique_ptr<Transport>(std::make_unique<WebhookTransport>(action, origin, path));
 }
 
-}  // namespace gpuwatch::rules
+}  // namespace gpuwatch::alerts
