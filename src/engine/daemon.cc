@@ -10,8 +10,8 @@
 
 #include "core/driver_calls.h"
 #include "core/mutex.h"
-#include "engine/history_api.h"
 #include "engine/job_feed.h"
+#include "export/history_document.h"
 #include "export/lines.h"
 #include "host/leases.h"
 #include "sampler/sampler.h"
@@ -278,7 +278,7 @@ class Daemon {
         for (const auto& d : published.snapshot->devices) known = known || d.index == q.device;
       }
       if (!known) return Status::NotFound(fmt::format("no GPU {}", q.device));
-      return server::RingHistoryDocument(
+      return RingHistoryDocument(
           sampler ? sampler->History() : std::vector<std::shared_ptr<const Snapshot>>{}, q.device,
           q.fields, q.from, q.to);
     }
@@ -313,7 +313,7 @@ class Daemon {
   std::chrono::steady_clock::time_point next_web_check_;
   std::unique_ptr<Pipeline> pipeline_;
   std::unique_ptr<JobSocket> socket_;
-  server::FrameworkTable framework_;
+  FrameworkTable framework_;
   Mutex mu_;
   std::shared_ptr<Sampler> sampler_ GUARDED_BY(mu_);  // the one sampling now, for /api/v1/history
   Mutex history_mu_;

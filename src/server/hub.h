@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/mutex.h"
-#include "server/api.h"
-#include "server/metrics.h"
+#include "export/api_documents.h"
+#include "export/prometheus.h"
 
 namespace gpuwatch::server {
 

@@ -59,22 +59,22 @@ check(code == 1 and "sampler may not include server" in out and "allowed: core h
 
 
 def drop_exception_include(src):
-    p = src / "export" / "lease_json.h"
-    p.write_text(p.read_text().replace('#include "host/leases.h"', ""))
+    p = src / "backends" / "replay" / "history_replay.cc"
+    p.write_text(p.read_text().replace('#include "store/schema.h"', ""))
 
 
 code, out = with_copy(drop_exception_include)
-check(code == 1 and "exception export/lease_json.h -> host/leases.h no longer occurs" in out,
+check(code == 1 and "exception backends/replay/history_replay.cc -> store/schema.h no longer occurs" in out,
       "an exception that no longer occurs must leave the table", out)
 
 
 def new_layer(src):
-    (src / "engine").mkdir()
-    (src / "engine" / "engine.cc").write_text('#include "core/unit_names.h"\n')
+    (src / "newlayer").mkdir()
+    (src / "newlayer" / "engine.cc").write_text('#include "core/unit_names.h"\n')
 
 
 code, out = with_copy(new_layer)
-check(code == 1 and "layer engine has no line in src/LAYERS" in out,
+check(code == 1 and "layer newlayer has no line in src/LAYERS" in out,
       "a new directory needs its line in src/LAYERS", out)
 
 # core/mutex.h's annotations are live under clang: an unguarded access fails

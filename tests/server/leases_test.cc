@@ -13,10 +13,10 @@
 #include <sstream>
 
 #include "../backends/fake_env.h"
+#include "export/api_documents.h"
+#include "export/prometheus.h"
 #include "sampler/collect.h"
-#include "server/api.h"
 #include "server/http_server.h"
-#include "server/metrics.h"
 
 namespace gpuwatch::server {
 namespace {

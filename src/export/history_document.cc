@@ -1,10 +1,10 @@
-#include "engine/history_api.h"
+#include "export/history_document.h"
 
 #include <algorithm>
 
-#include "server/api.h"
+#include "export/api_documents.h"
 
-namespace gpuwatch::engine {
+namespace gpuwatch {
 
 nlohmann::json SeriesDocument(const store::Series& series, int device,
                               std::chrono::milliseconds step) {
@@ -25,7 +25,7 @@ nlohmann::json SeriesDocument(const store::Series& series, int device,
     fields[std::string(Info(series.fields[i]).key)] = {
         {"avg", std::move(avg[i])}, {"min", std::move(min[i])}, {"max", std::move(max[i])}};
   }
-  return json{{"schema", server::kApiSchema},
+  return json{{"schema", kApiSchema},
               {"device", device},
               {"tier", store::TierName(series.tier)},
               {"step_seconds", series.tier == store::Tier::kRaw && step.count() == 0
@@ -37,4 +37,4 @@ nlohmann::json SeriesDocument(const store::Series& series, int device,
               {"fields", std::move(fields)}};
 }
 
-}  // namespace gpuwatch::engine
+}  // namespace gpuwatch

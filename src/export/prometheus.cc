@@ -1,4 +1,4 @@
-#include "server/metrics.h"
+#include "export/prometheus.h"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 #include <set>
 #include <tuple>
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 namespace {
 
 enum class Type { kGauge, kCounter, kInfo };
@@ -409,4 +409,4 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
   return w.Finish();
 }
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

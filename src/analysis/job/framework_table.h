@@ -18,7 +18,7 @@
 
 #include "gpuwatch/snapshot.h"
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 
 struct FrameworkMemory {
   int gpu = 0;  // NVML index
@@ -48,4 +48,4 @@ class FrameworkTable {
   std::map<std::tuple<std::uint32_t, std::string, int>, Entry> entries_;
 };
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

@@ -1,4 +1,4 @@
-#include "server/api.h"
+#include "export/api_documents.h"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 #include "export/lines.h"
 #include "export/snapshot_json.h"
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 namespace {
 
 using nlohmann::json;
@@ -231,4 +231,4 @@ json RingHistoryDocument(const std::vector<std::shared_ptr<const Snapshot>>& rin
               {"step_seconds", 0},    {"t", std::move(t)}, {"fields", std::move(out_fields)}};
 }
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

@@ -6,9 +6,9 @@
 
 #include "store/history_reader.h"
 
-namespace gpuwatch::engine {
+namespace gpuwatch {
 
 nlohmann::json SeriesDocument(const store::Series& series, int device,
                               std::chrono::milliseconds step);
 
-}  // namespace gpuwatch::engine
+}  // namespace gpuwatch

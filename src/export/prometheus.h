@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "analysis/diagnoses/diagnoses.h"
+#include "analysis/job/framework_table.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
-#include "server/framework_table.h"
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 
 enum class MetricsFormat { kPrometheus, kOpenMetrics };
 
@@ -63,4 +63,4 @@ struct MetricsInput {
 
 std::string RenderMetrics(const MetricsInput& input, const MetricsOptions& options);
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

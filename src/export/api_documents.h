@@ -11,14 +11,14 @@
 #include <vector>
 
 #include "analysis/diagnoses/diagnoses.h"
+#include "analysis/job/framework_table.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
-#include "server/framework_table.h"
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 
 inline constexpr std::string_view kApiSchema = "gpuwatch.api/1";
 
@@ -63,4 +63,4 @@ nlohmann::json RingHistoryDocument(const std::vector<std::shared_ptr<const Snaps
                                    std::chrono::system_clock::time_point from,
                                    std::chrono::system_clock::time_point to);
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

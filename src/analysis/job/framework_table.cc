@@ -1,8 +1,8 @@
-#include "server/framework_table.h"
+#include "analysis/job/framework_table.h"
 
 #include <algorithm>
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 
 void FrameworkTable::Report(std::uint32_t pid, const std::string& framework, int cuda_device,
                             std::map<std::string, double> bytes,
@@ -44,4 +44,4 @@ std::vector<FrameworkMemory> FrameworkTable::Current(const Snapshot& snapshot) {
   return out;
 }
 
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

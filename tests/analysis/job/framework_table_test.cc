@@ -1,10 +1,10 @@
 // FrameworkTable: framework memory placed on the NVML GPU its process uses
 // (the job's CUDA ordinal among them), and forgotten when the process leaves.
-#include "server/framework_table.h"
+#include "analysis/job/framework_table.h"
 
 #include <gtest/gtest.h>
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 namespace {
 
 using std::chrono::seconds;
@@ -70,4 +70,4 @@ TEST(FrameworkTable, AnOrdinalBeyondTheProcessesGpusIsNotShown) {
 }
 
 }  // namespace
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch

@@ -3,7 +3,7 @@
 // framing, opt-in process series, dcgm-exporter names and units, alerts and
 // leak gauges, label escaping. promtool and a real Prometheus check the same
 // output in tests/integration/.
-#include "server/metrics.h"
+#include "export/prometheus.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include "../backends/fake_env.h"
 #include "sampler/collect.h"
 
-namespace gpuwatch::server {
+namespace gpuwatch {
 namespace {
 
 namespace fs = std::filesystem;
@@ -234,4 +234,4 @@ TEST(Metrics, BeforeTheFirstSampleOnlyTheExporterSpeaks) {
 }
 
 }  // namespace
-}  // namespace gpuwatch::server
+}  // namespace gpuwatch
