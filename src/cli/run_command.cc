@@ -21,13 +21,13 @@
 #include "cli/claim_options.h"
 #include "cli/commands.h"
 #include "cli/pipeline.h"
+#include "cli/run_args.h"
 #include "cli/run_gpus.h"
 #include "cli/run_outputs.h"
 #include "cli/terminal.h"
 #include "engine/job_session.h"
 #include "engine/signals.h"
 #include "export/lines.h"
-#include "gpuwatch/units.h"
 #include "report/report_html.h"
 
 namespace gpuwatch::cli {
@@ -36,50 +36,14 @@ namespace {
 // How long `run` waits for the driver's first answers before the job runs unmonitored.
 constexpr auto kDriverWait = std::chrono::seconds(10);
 
-struct RunArgs {
-  std::string interval = "100ms";
-  std::string gpus;
-  ClaimOptions claim;
-  std::string memory_limit;
-  std::string grace = "10s";
-  PipelineOptions outputs;
-  std::string json;
-  std::string report;
-  bool quiet = false;
-  bool require_gpu = false;
-  std::vector<std::string> command;
-};
-
 int Usage(const std::string& message) {
   std::cerr << "gpuwatch run: " << message << "\n";
   return kExitUsage;
 }
 
 int RunRun(const CommonArgs& common, RunArgs args) {
-  if (!common.replay.empty())
-    return Usage("--replay plays a recording; a job needs the GPUs themselves");
-  if (common.command) {
-    if (!args.command.empty()) {
-      return Usage(fmt::format("\"{}\" comes before the --: put the whole command after it",
-                               args.command.front()));
-    }
-    args.command = *common.command;  // exactly what follows the first "--"
-  }
-  if (args.command.empty())
-    return Usage("give the command to run after --, e.g. gpuwatch run -- python train.py");
-  auto interval = ParseDuration(args.interval);
-  if (!interval) return Usage("--interval: " + interval.error().message());
-  if (*interval < std::chrono::milliseconds(10))
-    return Usage("--interval: the shortest interval is 10ms");
-  auto grace = ParseDuration(args.grace);
-  if (!grace) return Usage("--grace: " + grace.error().message());
-  std::optional<std::uint64_t> limit;
-  if (!args.memory_limit.empty()) {
-    auto l = ParseSize(args.memory_limit);
-    if (!l) return Usage("--memory-limit: " + l.error().message());
-    if (*l == 0) return Usage("--memory-limit: must be more than 0");
-    limit = *l;
-  }
+  engine::JobOptions job;
+  if (Status st = CheckRunArgs(common, args, job); !st.ok()) return Usage(st.message());
   args.outputs.hostname = Hostname();
   Terminal terminal(std::cerr, "gpuwatch: ");
   if (args.quiet) {
@@ -138,7 +102,6 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     unmonitored = OneLineReason(source.error());
     std::cerr << UnmonitoredWarning(unmonitored) << "\n";  // said even with --quiet
   }
-  engine::JobOptions job;
   // No exit guard: after forwarding a signal, run waits for its job.
   engine::CatchSignals({SIGINT, SIGTERM, SIGHUP, SIGQUIT}, /*exit_guard=*/false);
   std::optional<HeldLeases> held;
@@ -158,10 +121,6 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     terminal.Line("DEMO: simulated GPUs (" + source->demo_scenario + ")");
   }
   const std::string demo_scenario = source ? source->demo_scenario : std::string();
-  job.command = args.command;
-  job.interval = *interval;
-  job.memory_limit = limit;
-  job.grace = *grace;
   job.proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;
   engine::JobHooks hooks;
   hooks.take_signal = engine::TakeSignal;
@@ -201,29 +160,7 @@ Runner AddRunCommand(CLI::App& app, const CommonArgs& common) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* r = app.add_subcommand(
       "run", "Run a job and follow its GPU use: alerts, memory limit, a summary at the end");
-  r->add_option("-i,--interval", args->interval,
-                "Time between samples (default 100ms, enough to catch spikes)");
-  r->add_option("--gpus", args->gpus,
-                "Only these GPUs (indices or UUIDs), or auto:N: the N least busy, leased until "
-                "the job ends (docs/select.md). Sets CUDA_VISIBLE_DEVICES in PCI order");
-  AddClaimOptions(*r, args->claim);
-  r->add_option("--memory-limit", args->memory_limit,
-                "GPU memory budget of the job (e.g. 40GiB): warn at 90 %, SIGTERM at 100 %, "
-                "SIGKILL after --grace");
-  r->add_option("--grace", args->grace,
-                "Time between SIGTERM and SIGKILL for --memory-limit (default 10s)");
-  AddPipelineOptions(*r, args->outputs);
-  r->add_option("--json", args->json,
-                "Write the end-of-job summary as JSON to FILE (schema gpuwatch.run/1)");
-  r->add_option("--report", args->report,
-                "Write the HTML report (charts, events, summary; one self-contained file) to FILE");
-  r->add_flag("-q,--quiet", args->quiet,
-              "Print nothing of gpuwatch's own (the job's output is untouched)");
-  r->add_flag("--require-gpu", args->require_gpu,
-              "Refuse to start the job when the GPUs cannot be monitored (no usable driver); by "
-              "default it then runs unmonitored after a warning");
-  r->add_option("command", args->command, "The job: a program and its arguments, after --")
-      ->take_all();
+  AddRunOptions(*r, *args);
   return [r, &common, args]() -> int {
     if (!r->parsed()) return -1;
     return RunRun(common, *args);

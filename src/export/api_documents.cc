@@ -60,7 +60,7 @@ json SnapshotBody(const Published& p, const ApiContext& c) {
   }
   for (auto& d : j["devices"]) {
     d["framework"] = json::array();
-    for (const FrameworkMemory& f : p.framework) {
+    for (const ProcessFrameworkMemory& f : p.framework) {
       if (f.gpu != d["index"].get<int>()) continue;
       json bytes = {{"allocated", nullptr}, {"reserved", nullptr}};  // always there, maybe null
       for (const auto& [kind, value] : f.bytes) bytes[kind] = value;

@@ -27,7 +27,7 @@ struct Published {
   std::shared_ptr<const Snapshot> snapshot;
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
-  std::vector<FrameworkMemory> framework;
+  std::vector<ProcessFrameworkMemory> framework;
   std::vector<Preallocation> preallocated;  // processes diagnosed with pre-allocation
   std::uint64_t version = 0;                // 1, 2, ... per publication
 };

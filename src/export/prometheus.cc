@@ -391,7 +391,7 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
           {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
   }
   if (o.process_metrics) {
-    for (const FrameworkMemory& f : in.framework) {
+    for (const ProcessFrameworkMemory& f : in.framework) {
       for (const auto& [kind, bytes] : f.bytes) {
         w.Add(
             "gpuwatch_framework_memory_bytes", Type::kGauge,

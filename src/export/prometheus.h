@@ -52,7 +52,7 @@ struct MetricsInput {
   std::string hostname;
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
-  std::vector<FrameworkMemory> framework;  // per process: shown with process_metrics
+  std::vector<ProcessFrameworkMemory> framework;  // per process: shown with process_metrics
   std::vector<Preallocation> preallocated;
   ExporterStats stats;
   // The machine's leases (docs/select.md); nullopt when not read (no lease

@@ -8,7 +8,8 @@ namespace gpuwatch::server {
 
 void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                   std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
-                  std::vector<FrameworkMemory> framework, std::vector<Preallocation> preallocated) {
+                  std::vector<ProcessFrameworkMemory> framework,
+                  std::vector<Preallocation> preallocated) {
   {
     MutexLock lock(mu_);
     latest_.snapshot = std::move(snapshot);

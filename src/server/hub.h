@@ -25,7 +25,7 @@ class Hub {
   // A new snapshot with the analysis state beside it, and the events it caused.
   void Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
-               std::vector<FrameworkMemory> framework = {},
+               std::vector<ProcessFrameworkMemory> framework = {},
                std::vector<Preallocation> preallocated = {});
   // Why the daemon cannot serve fresh data ("" when it can).
   void SetNotReady(std::string why);

@@ -13,7 +13,7 @@ void FrameworkTable::Report(std::uint32_t pid, const std::string& framework, int
   e.time = time;
 }
 
-std::vector<FrameworkMemory> FrameworkTable::Current(const Snapshot& snapshot) {
+std::vector<ProcessFrameworkMemory> FrameworkTable::Current(const Snapshot& snapshot) {
   std::map<std::uint32_t, std::vector<int>> gpus_of;  // pid -> NVML indices, ascending
   for (const DeviceSample& d : snapshot.devices) {
     for (const ProcessSample& p : d.processes) {
@@ -22,7 +22,7 @@ std::vector<FrameworkMemory> FrameworkTable::Current(const Snapshot& snapshot) {
     }
   }
   for (auto& [pid, list] : gpus_of) std::sort(list.begin(), list.end());
-  std::vector<FrameworkMemory> out;
+  std::vector<ProcessFrameworkMemory> out;
   for (auto it = entries_.begin(); it != entries_.end();) {
     const auto& [pid, framework, device] = it->first;
     Entry& e = it->second;

@@ -20,7 +20,7 @@
 
 namespace gpuwatch {
 
-struct FrameworkMemory {
+struct ProcessFrameworkMemory {
   int gpu = 0;  // NVML index
   std::uint32_t pid = 0;
   std::string framework;                // torch, jax, tensorflow, ...
@@ -36,7 +36,7 @@ class FrameworkTable {
               std::map<std::string, double> bytes, std::chrono::system_clock::time_point time);
   // The entries placed on `snapshot`'s GPUs; drops those whose process has
   // been on no GPU for the grace period (measured in snapshot time).
-  std::vector<FrameworkMemory> Current(const Snapshot& snapshot);
+  std::vector<ProcessFrameworkMemory> Current(const Snapshot& snapshot);
 
  private:
   struct Entry {

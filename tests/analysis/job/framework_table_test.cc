@@ -35,7 +35,7 @@ TEST(FrameworkTable, PlacesTheJobsCudaOrdinalOnTheGpusItUses) {
   t.Report(9, "jax", 0, {{"bytes_in_use", 5e9}}, kT0);  // pid 9 is on GPU 2
   auto got = t.Current(Fleet({{}, {7}, {9}, {7}}, 1));
   ASSERT_EQ(got.size(), 3u);
-  std::map<std::pair<std::uint32_t, int>, FrameworkMemory> by;
+  std::map<std::pair<std::uint32_t, int>, ProcessFrameworkMemory> by;
   for (auto& f : got) by[{f.pid, f.gpu}] = f;
   EXPECT_EQ(by.at({7, 1}).bytes.at("reserved"), 2e9);
   EXPECT_EQ(by.at({7, 3}).bytes.at("allocated"), 3e9);
