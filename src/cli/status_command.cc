@@ -10,8 +10,8 @@
 #include "cli/commands.h"
 #include "cli/device_filter.h"
 #include "engine/hang_report.h"
-#include "export/lease_json.h"
 #include "export/snapshot_json.h"
+#include "export/snapshot_leases.h"
 #include "export/status_text.h"
 #include "sampler/collect.h"
 

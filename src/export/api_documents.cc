@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include "export/lease_json.h"
 #include "export/lines.h"
 #include "export/snapshot_json.h"
+#include "export/snapshot_leases.h"
 
 namespace gpuwatch {
 namespace {

@@ -2,8 +2,8 @@
 
 #include <gtest/gtest.h>
 
-#include "export/lease_json.h"
 #include "export/snapshot_json.h"
+#include "export/snapshot_leases.h"
 
 namespace gpuwatch {
 namespace {

@@ -1,5 +1,6 @@
 // GPU leases (host/leases.h, docs/select.md) as JSON: one shape for
-// `gpuwatch --json` and the JSON API (docs/API.md). Pure.
+// `gpuwatch --json`, the JSON API (docs/API.md) and the daemon's documents.
+// Pure.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -18,14 +19,5 @@ nlohmann::json WaiterToJson(const host::Waiter& waiter, int position);
 // {"leases": [...], "queue": [...]}: every entry of the table, the queue in
 // the order it is served.
 nlohmann::json LeasesToJson(const host::LeaseTable& table);
-
-enum class LeaseKeys {
-  kEveryDevice,  // "lease" on every device (null when free), "lease_queue" always
-  kWhereLeased,  // only on leased devices, "lease_queue" only while someone waits
-};
-
-// Adds the leases to a SnapshotToJson document: "lease" on the devices and
-// MIG devices they name (by UUID), and "lease_queue" at the top.
-void AddLeases(nlohmann::json& snapshot, const host::LeaseTable& table, LeaseKeys keys);
 
 }  // namespace gpuwatch
