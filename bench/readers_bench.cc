@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
   DeviceReaders readers(backend, n, /*processes=*/true);
   const auto inline_round = [&] {
     for (int i = 0; i < n; ++i) {
-      ReadGpu(*backend, i, fields, fields, true, devices[static_cast<std::size_t>(i)],
+      ReadGpu(*backend, i, fields, &fields, true, devices[static_cast<std::size_t>(i)],
               mig[static_cast<std::size_t>(i)]);
     }
   };
