@@ -94,11 +94,18 @@ std::vector<std::string> ReadAll(const std::vector<int>& fds, std::chrono::secon
   return got;
 }
 
-// The exporter's own counter `name` on /metrics.
+// The exporter's own counter `name` on /metrics. Right after a flood the
+// workers may still be draining the closed connections, and a scrape then is
+// shed (503) like any other: it is asked again until a worker answers (10 s).
 double Counter(int port, const std::string& name) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   httplib::Client c("127.0.0.1", port);
   auto r = c.Get("/metrics");
-  if (!r) return -1;
+  while ((!r || r->status == 503) && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    r = c.Get("/metrics");
+  }
+  if (!r || r->status != 200) return -1;
   const std::string key = name + "{hostname=\"\"} ";
   const auto at = r->body.find(key);
   return at == std::string::npos ? -1 : std::stod(r->body.substr(at + key.size()));
