@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
     const Runner runners[] = {AddQueryCommand(app, common),  AddDoctorCommand(app, common),
                               AddWatchCommand(app, common),  AddRunCommand(app, common),
                               AddReportCommand(app, common), AddServeCommand(app, common),
-                              AddSelectCommand(app, common)};
+                              AddSelectCommand(app, common), AddTopCommand(app, common)};
     auto args = NormalizeArgs(argc, argv);
     if (!args) {
       std::cerr << "gpuwatch: " << args.error().message() << "\n";
