@@ -5,14 +5,17 @@
 #include <cstdio>
 #include <iostream>
 #include <memory>
+#include <thread>
 
 #include "cli/claim_options.h"
 #include "cli/commands.h"
 #include "cli/device_filter.h"
 #include "engine/hang_report.h"
+#include "engine/signals.h"
 #include "export/snapshot_json.h"
 #include "export/snapshot_leases.h"
 #include "export/status_text.h"
+#include "gpuwatch/units.h"
 #include "sampler/collect.h"
 
 namespace gpuwatch::cli {
@@ -20,6 +23,7 @@ namespace {
 
 struct StatusArgs {
   bool json = false;
+  std::string loop;  // -l: again every this long until Ctrl-C
   std::string id;
   bool no_processes = false;
 };
@@ -36,13 +40,8 @@ host::LeaseTable ReadLeases(const Source& source) {
   return std::move(*table);
 }
 
-int RunStatus(const CommonArgs& common, const StatusArgs& args) {
-  const engine::HangReport hangs;  // a driver that never answers is said, not silent
-  auto source = OpenSource(common);
-  if (!source) {
-    std::cerr << "gpuwatch: " << source.error().message() << "\n";
-    return ExitStatusFor(source.error());
-  }
+// One status of the source's GPUs, printed.
+int PrintStatus(const CommonArgs& common, const StatusArgs& args, Source* source) {
   CollectOptions collect;
   collect.fields =
       FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval, Cadence::kBuffers});
@@ -77,6 +76,40 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
   return kExitOk;
 }
 
+int RunStatus(const CommonArgs& common, const StatusArgs& args) {
+  std::optional<std::chrono::milliseconds> loop;
+  if (!args.loop.empty()) {
+    auto every = ParseDuration(args.loop);
+    if (!every || *every < std::chrono::milliseconds(100)) {
+      std::cerr << "gpuwatch: -l/--loop: "
+                << (every ? std::string("the shortest loop is 100ms") : every.error().message())
+                << "\n";
+      return kExitUsage;
+    }
+    loop = *every;
+  }
+  const engine::HangReport hangs;  // a driver that never answers is said, not silent
+  auto source = OpenSource(common);
+  if (!source) {
+    std::cerr << "gpuwatch: " << source.error().message() << "\n";
+    return ExitStatusFor(source.error());
+  }
+  if (!loop) return PrintStatus(common, args, &*source);
+  // Plain text again and again (a pipe, a log, TERM=dumb): `gpuwatch top` is the live view.
+  engine::CatchSignals();
+  for (;;) {
+    if (const int code = PrintStatus(common, args, &*source); code != kExitOk) return code;
+    std::cout << std::flush;
+    if (source->backend->Finished()) return kExitOk;
+    const auto until = std::chrono::steady_clock::now() + *loop;
+    while (std::chrono::steady_clock::now() < until) {
+      if (engine::PendingSignal() != 0) return kExitOk;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!args.json) std::cout << "\n";
+  }
+}
+
 }  // namespace
 
 Runner AddStatusCommand(CLI::App& app, const CommonArgs& common) {
@@ -84,6 +117,9 @@ Runner AddStatusCommand(CLI::App& app, const CommonArgs& common) {
   app.add_flag("--json", args->json, "Print the snapshot as JSON (schema: docs/json.md)");
   app.add_option("--id", args->id, "GPUs to show: indices, UUIDs or PCI bus ids, comma-separated");
   app.add_flag("--no-processes", args->no_processes, "Leave out the process tables");
+  app.add_option("-l,--loop", args->loop,
+                 "Print the status again every this long until Ctrl-C (e.g. 1, 5s); for a live "
+                 "full-screen view use `gpuwatch top`");
   return [&common, args] { return RunStatus(common, *args); };
 }
 

@@ -2,6 +2,7 @@
 // the demo fleet, a scenario, a recording, remote daemons (--remote) or
 // every host a Prometheus scrapes (--prometheus).
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -126,7 +127,7 @@ Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopA
   options.interval = interval;
   options.pipeline = pipeline;
   options.pipeline.hostname = Hostname();
-  std::string detail = source->demo_scenario;
+  std::string detail = std::filesystem::path(source->demo_scenario).filename().string();
   return tui::StartLocalFeed(std::move(*source), options,
                              demo ? tui::SourceKind::kDemo : tui::SourceKind::kLocal,
                              std::move(detail), Hostname(), warn);

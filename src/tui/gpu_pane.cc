@@ -55,7 +55,8 @@ void MainLine(const DeviceSample& d, const HostState& host, const RenderInput& i
   std::optional<double> ratio = NumberOf(f[FieldId::kMemoryUsedRatio]);
   if (!ratio && used && total && *total > 0) ratio = *used / *total;
   // The bar takes what the numbers leave: at least 8 cells.
-  const int fixed = compact ? 44 : 58;
+  // Everything else on the line: id, name, numbers, temperature, power, flags.
+  const int fixed = compact ? 62 : 80;
   const int bar = std::clamp(w - indent - fixed, 8, compact ? 20 : 40);
   cur.Put(" MEM ", Style::kDim);
   Bar(c, cur.x, y, bar, ratio.value_or(0), reserved && total && *total > 0 ? *reserved / *total : 0,
