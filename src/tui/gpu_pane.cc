@@ -56,7 +56,7 @@ void MainLine(const DeviceSample& d, const HostState& host, const RenderInput& i
   if (!ratio && used && total && *total > 0) ratio = *used / *total;
   // The bar takes what the numbers leave: at least 8 cells.
   // Everything else on the line: id, name, numbers, temperature, power, flags.
-  const int fixed = compact ? 62 : 80;
+  const int fixed = compact ? 64 : 84;
   const int bar = std::clamp(w - indent - fixed, 8, compact ? 20 : 40);
   cur.Put(" MEM ", Style::kDim);
   Bar(c, cur.x, y, bar, ratio.value_or(0), reserved && total && *total > 0 ? *reserved / *total : 0,

@@ -158,11 +158,11 @@ void MainScreen(const HostView& host, const RenderInput& in, Canvas& c, int y, L
   const double end_s = SecondsOf(s->time);
   y += DrawGpus(host, in, c, y, std::min(gpu_lines, avail), compact, end_s);
   int left = bottom - y;
-  // Events: up to 5 lines when the table still gets its rows; charts when
-  // there is room beyond both.
+  // Events: what the table does not need, 2 to 8 lines (none when even the
+  // table is short of room); charts when there is room beyond both.
   const int table_want = 1 + std::max(1, std::min(rows, 12));
-  int events = std::clamp(left - table_want, 0, 6);
-  if (events < 2) events = left >= table_want + 2 ? 2 : 0;
+  int events = std::clamp(left - (1 + rows), 2, 8);
+  if (left - events < std::min(table_want, 6)) events = 0;
   const int chart_room = left - table_want - events - 1;
   if (!compact && chart_room >= 6) {
     const int h = std::min(chart_room, c.width() >= 80 ? 10 : 20);

@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <csignal>
+#include <fstream>
+#include <iterator>
 
 #include "engine/source.h"
 #include "sampler/collect.h"
@@ -379,6 +381,20 @@ TEST(TopKeys, MouseSelectsARowAndTheWheelScrolls) {
   EXPECT_EQ(st.selected, d.layout.rows.front().key);
   HandleKey('G', st, m, d.layout, {});
   EXPECT_EQ(st.selected, d.layout.rows.back().key);
+}
+
+}  // namespace
+}  // namespace gpuwatch::tui
+
+namespace gpuwatch::tui {
+namespace {
+
+// docs/top.md's key table lists every key the help screen does.
+TEST(TopView, TheDocsListEveryKeyTheHelpScreenDoes) {
+  std::ifstream in(std::string(GPUWATCH_SOURCE_DIR) + "/docs/top.md");
+  ASSERT_TRUE(in);
+  const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  for (const KeyHelp& k : KeyList()) EXPECT_THAT(doc, HasSubstr("| `" + k.keys + "` |")) << k.keys;
 }
 
 }  // namespace
