@@ -4,7 +4,7 @@
 #      CLI golden tests, browsers, a real Prometheus),
 #   2. the suite again built by clang, warnings as errors, under ASan+UBSan
 #      (one build checks both the second compiler and the sanitizers),
-#   3. the threaded parts' tests (sampler, server, store, job socket, actions)
+#   3. the threaded parts' tests (sampler, server, store, job socket, actions, top's feeds)
 #      under ThreadSanitizer, the parsers under libFuzzer, a clang-format check;
 #   and the Python package: pip install ./python, then pytest.
 # The real-Prometheus test (4 min: it waits for a leak verdict) and the attack
@@ -53,7 +53,7 @@ fi
 
 step "ThreadSanitizer: the threaded parts' tests"
 tsan_tests="sampler/sampler_test server/server_test store/store_test transport/transport_test
-            alerts/actions_test"
+            alerts/actions_test tui/tui_test"
 cmake --preset tsan >/dev/null
 if cmake --build --preset tsan -j "$JOBS" --target gpuwatch_fake_nvml \
      $(for t in $tsan_tests; do basename "$t"; done); then

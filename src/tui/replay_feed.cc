@@ -111,15 +111,16 @@ class ReplayFeed final : public Feed {
       const auto now = std::chrono::steady_clock::now();
       const double wall = std::chrono::duration<double>(now - last).count();
       last = now;
+      bool reopen = false;
+      at = TakeActions(at, shown, reopen);
       bool paused = false;
       double speed = 1;
       Read([&](const TopModel& m) {
         paused = m.replay->paused;
         speed = m.replay->speed;
       });
-      if (!paused) at += wall * speed;
-      bool reopen = false;
-      at = TakeActions(at, shown, reopen);
+      // The clock runs while playing and there is more to play (or a seek back reopens it).
+      if (!paused && (pending_ || reopen)) at += wall * speed;
       if (reopen) {
         if (Status s = Open(); !s.ok()) {
           if (warn_) warn_(s.message());
@@ -142,7 +143,7 @@ class ReplayFeed final : public Feed {
         ReadNext();
       }
       const bool finished = !pending_;
-      if (finished) at = std::max(at, shown);
+      if (finished) at = shown;  // the clock stops at the end: a seek back counts from there
       Write([&](TopModel& m) {
         if (any) {
           HostView& h = m.hosts.front();
