@@ -68,8 +68,10 @@ Result<std::vector<Event>> ParseEventsDocument(const nlohmann::json& doc, const 
 // One daemon: GET /api/v1/snapshot and /api/v1/events over cpp-httplib (TLS
 // with OpenSSL, basic auth), a new connection per request (an idle
 // keep-alive connection would hold one of the daemon's workers). Not
-// thread-safe; one owner thread. Each Refresh blocks for at most about
-// three times the endpoint's timeout.
+// thread-safe; one owner thread. Refresh blocks while it asks: each request
+// gives up when connecting, or waiting for the next bytes, takes longer than
+// the endpoint's timeout (a refused connection is tried once more, to learn
+// why).
 class RemoteHost {
  public:
   explicit RemoteHost(RemoteEndpoint endpoint);
