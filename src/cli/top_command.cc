@@ -1,6 +1,8 @@
 // `gpuwatch top`: the live terminal view (src/tui) of this machine's GPUs,
 // the demo fleet, a scenario, a recording, remote daemons (--remote) or
 // every host a Prometheus scrapes (--prometheus).
+#include <malloc.h>
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -153,6 +155,10 @@ int RunTop(const CommonArgs& common, const TopArgs& a) {
                  "(the status every second) or `gpuwatch watch`\n";
     return kExitUsage;
   }
+  // A view kept open all day on a shared machine: one malloc arena per
+  // thread (sampler, GPU readers, watchdog, feed, writers) would keep pages
+  // each has touched; two arenas serve these mostly idle threads.
+  mallopt(M_ARENA_MAX, 2);
   engine::CatchSignals();
   auto feed = OpenFeed(common, a, *interval);
   if (!feed) {

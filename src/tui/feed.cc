@@ -45,6 +45,8 @@ class LocalFeed final : public Feed {
       : options_(options), warn_(std::move(warn)) {
     SamplerOptions so;
     so.interval = options.interval;
+    // This feed takes every snapshot as it comes: the ring need not hold 600.
+    so.history = 16;
     sampler_ = std::make_unique<Sampler>(std::move(source.backend), std::move(source.resolver), so);
     follower_ = sampler_->Follow();
     {

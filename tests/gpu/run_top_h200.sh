@@ -16,7 +16,7 @@ SECONDS_EACH=${SECONDS_EACH:-60}
 python3 tests/gpu/train_loop.py --seconds 600 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
 sleep 20  # torch up and stepping
-{
+[ -n "${SKIP_SCREENS:-}" ] || {
   echo "== nvidia-smi"; nvidia-smi --query-gpu=name,memory.used,utilization.gpu --format=csv
   for size in "80 24" "120 40"; do
     set -- $size
@@ -36,13 +36,22 @@ sleep 20  # torch up and stepping
 dpkg -x .peers/nvtop_3.0.1-1_amd64.deb /tmp/nvtop
 {
   echo "== ${SECONDS_EACH} s each at a 1 s refresh on a pseudo-terminal, torch job running"
-  for tool in top nvtop nvitop; do
+  # Twice, in alternating order; and where each program's own memory goes
+  # (smaps_rollup of its main process, 10 s before the end), the wrappers
+  # (timeout, script, sh) being in every tree alike.
+  for tool in ${TOOLS:-top nvtop nvitop watch nvitop nvtop top}; do
     case $tool in
-      top) cmd="$GW top" ;;
-      nvtop) cmd="/tmp/nvtop/usr/bin/nvtop -d 10" ;;
-      nvitop) cmd="env PYTHONPATH=$PWD/.peers python3 -m nvitop --interval 1" ;;
+      top) cmd="$GW top"; pat="gpuwatch top" ;;
+      watch) cmd="$GW watch -q"; pat="gpuwatch watch" ;;
+      nvtop) cmd="/tmp/nvtop/usr/bin/nvtop -d 10"; pat="nvtop -d" ;;
+      nvitop) cmd="env PYTHONPATH=$PWD/.peers python3 -m nvitop --interval 1"; pat="m nvitop" ;;
     esac
+    (sleep $((SECONDS_EACH - 10)); p=$(pgrep -n -f "^[^ ]*$pat|python3 -m nvitop" | head -1)
+     [ "$tool" = nvitop ] || p=$(pgrep -n -f "$pat")
+     echo "   $tool pid $p: $(grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous)' /proc/$p/smaps_rollup | tr -s ' ' | tr '\n' ' ')") &
+    probe=$!
     python3 tests/gpu/cpu_rss.py "$tool" timeout $SECONDS_EACH script -qfc "stty cols 120 rows 40; exec $cmd" /dev/null
+    wait $probe
   done
 } > $OUT/top_h200_cost.txt 2>&1
 kill $TRAIN 2>/dev/null

@@ -1,17 +1,18 @@
 // The feeds of `top`: the local sampler and pipeline on the demo fleet, and
 // a recording on top's own clock (pause, speed, seek), read from this thread
 // while the feed writes from its own (run under ThreadSanitizer too).
+#include "tui/feed.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <thread>
-#include <unistd.h>
 
 #include "engine/pipeline.h"
 #include "engine/source.h"
 #include "sampler/collect.h"
-#include "tui/feed.h"
 
 namespace gpuwatch::tui {
 namespace {
@@ -59,7 +60,8 @@ TEST(TopFeed, TheLocalFeedFillsTheModelFromItsOwnThread) {
     EXPECT_EQ(m.hosts[0].state.snapshot->devices.size(), 8u);
   });
   // The pipeline's diagnosis of the demo's pre-allocating JAX job reaches the model.
-  EXPECT_TRUE(WaitFor(*feed, [](const TopModel& m) { return !m.hosts[0].state.preallocated.empty(); }));
+  EXPECT_TRUE(
+      WaitFor(*feed, [](const TopModel& m) { return !m.hosts[0].state.preallocated.empty(); }));
   const std::uint64_t v = feed->version();
   EXPECT_TRUE(WaitFor(*feed, [&](const TopModel& m) { return m.version > v; }));
   feed->Stop();
@@ -102,7 +104,8 @@ TEST(TopFeed, ARecordingPausesChangesSpeedSeeksAndAnalysesEverySampleOnce) {
   o.pipeline.log = [](std::string_view) {};
   auto feed = StartReplayFeed(o, [](const std::string&) {});
   ASSERT_TRUE(feed) << feed.error().message();
-  ASSERT_TRUE(WaitFor(**feed, [](const TopModel& m) { return m.hosts[0].state.snapshot != nullptr; }));
+  ASSERT_TRUE(
+      WaitFor(**feed, [](const TopModel& m) { return m.hosts[0].state.snapshot != nullptr; }));
   // Pause: the position stands.
   Action pause;
   pause.kind = Action::Kind::kPause;
