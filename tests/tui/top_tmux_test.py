@@ -23,6 +23,13 @@ import urllib.request
 BIN, SRC, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 DEADLINE = 60  # seconds any one screen may take to appear on 2 loaded cores
 CHILDREN = []
+SERVERS = [0]  # tmux servers started: each gets a socket of its own (a server being killed
+               # would answer a new one started on its socket with "server exited unexpectedly")
+
+
+def server_name(suffix=""):
+    SERVERS[0] += 1
+    return "gwtop-%d-%s%s-%d" % (os.getpid(), CASE, suffix, SERVERS[0])
 
 
 class Fail(Exception):
@@ -39,7 +46,7 @@ def env(**extra):
 
 class Tmux:
     def __init__(self, args, width=100, height=30, environ=None):
-        self.name = "gwtop-%d-%s" % (os.getpid(), CASE)
+        self.name = server_name()
         self.tmux = ["tmux", "-L", self.name, "-f", "/dev/null"]
         command = " ".join(shlex_quote(a) for a in [BIN, "top"] + args)
         # The pane stays after top exits, so that its last words can be read.
@@ -313,7 +320,7 @@ def case_signals():
 class TmuxAs(Tmux):
     """top through a wrapper (another user)."""
     def __init__(self, wrapper, args, width=120, height=30):
-        self.name = "gwtop-%d-%s-as" % (os.getpid(), CASE)
+        self.name = server_name("-as")
         self.tmux = ["tmux", "-L", self.name, "-f", "/dev/null"]
         command = " ".join(shlex_quote(a) for a in [wrapper, "top"] + args)
         run(self.tmux + ["new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
