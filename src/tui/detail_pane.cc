@@ -22,7 +22,7 @@ const std::vector<KeyHelp>& KeyList() {
       {"Esc, Backspace", "back to the main screen; clear the filter"},
       {"Space", "tag / untag the selected process (signals go to the tagged ones)"},
       {"a, u", "tag every process shown / untag all"},
-      {"<, >", "sort by the previous / next column"},
+      {"<, >", "sort the table (or the fleet overview) by the previous / next column"},
       {"r", "reverse the sort"},
       {"click a column title", "sort by it (again: reverse)"},
       {"/", "filter by user, command, container, pod, job or GPU (\"gpu3\"); narrows as you type"},
@@ -181,18 +181,90 @@ void DrawEnvironment(const RenderInput& in, Canvas& c) {
   }
 }
 
+namespace {
+
+struct FleetGpu {
+  const HostView* host;
+  const DeviceSample* device;
+  double free = -1;  // -1: not known (host down, GPU stale or lost)
+};
+
+// The value a fleet column sorts by; nullopt for text columns and unknowns.
+std::optional<double> FleetNumber(const FleetGpu& g, FleetColumn c) {
+  const auto& f = g.device->fields;
+  switch (c) {
+    case FleetColumn::kGpu:
+      return g.device->index;
+    case FleetColumn::kFree:
+      return g.free >= 0 ? std::optional<double>(g.free) : std::nullopt;
+    case FleetColumn::kTotal:
+      return NumberOf(f[FieldId::kMemoryTotalBytes]);
+    case FleetColumn::kUtil:
+      return NumberOf(f[FieldId::kUtilizationGpuRatio]);
+    case FleetColumn::kTemp:
+      return NumberOf(f[FieldId::kTemperatureGpuCelsius]);
+    case FleetColumn::kPower:
+      return NumberOf(f[FieldId::kPowerDrawWatts]);
+    case FleetColumn::kProcs:
+      return static_cast<double>(g.device->processes.size());
+    case FleetColumn::kHost:
+    case FleetColumn::kName:
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::string FleetName(const FleetGpu& g) {
+  const auto& name = g.device->fields[FieldId::kName];
+  std::string s = name.is_text() ? name.text() : "GPU";
+  if (s.rfind("NVIDIA ", 0) == 0) s.erase(0, 7);
+  return s;
+}
+
+// Sorted by the user's column (unknown values last either way); ties in
+// host order, then by utilization for the free column (the idlest first).
+void SortFleet(std::vector<FleetGpu>& gpus, FleetColumn c, bool reverse) {
+  std::stable_sort(gpus.begin(), gpus.end(), [&](const FleetGpu& a, const FleetGpu& b) {
+    if (c == FleetColumn::kHost || c == FleetColumn::kName) {
+      const std::string& ka = c == FleetColumn::kHost ? a.host->state.label : FleetName(a);
+      const std::string& kb = c == FleetColumn::kHost ? b.host->state.label : FleetName(b);
+      if (ka == kb) return false;
+      return reverse ? ka > kb : ka < kb;
+    }
+    const auto va = FleetNumber(a, c), vb = FleetNumber(b, c);
+    if (va.has_value() != vb.has_value()) return va.has_value();
+    if (va && *va != *vb) return reverse ? *va > *vb : *va < *vb;
+    if (c != FleetColumn::kFree) return false;
+    const auto ua = FleetNumber(a, FleetColumn::kUtil).value_or(1);
+    const auto ub = FleetNumber(b, FleetColumn::kUtil).value_or(1);
+    return ua < ub;
+  });
+}
+
+struct FleetTitle {
+  const char* title;
+  int width;
+  bool left;  // left-aligned
+};
+constexpr FleetTitle kFleetTitles[kFleetColumnCount] = {
+    {"HOST", 16, true}, {"GPU", 4, false},   {"NAME", 12, true},
+    {"FREE", 7, false}, {"TOTAL", 7, false}, {"UTIL", 5, false},
+    {"TEMP", 5, false}, {"POWER", 6, false}, {"PROCS", 6, false}};
+
+std::string FleetCell(const std::string& text, const FleetTitle& t, bool u) {
+  const std::string fit = Fit(text, t.width, u);
+  return t.left ? fmt::format("{:<{}}", fit, t.width) : fmt::format("{:>{}}", fit, t.width);
+}
+
+}  // namespace
+
 void DrawFleet(const RenderInput& in, Canvas& c, int y, int height, Layout& layout) {
   const bool u = in.state.unicode;
-  struct Gpu {
-    const HostView* host;
-    const DeviceSample* device;
-    double free = -1;
-  };
-  std::vector<Gpu> gpus;
+  std::vector<FleetGpu> gpus;
   for (const HostView& h : in.model.hosts) {
     if (!h.state.snapshot) continue;
     for (const DeviceSample& d : h.state.snapshot->devices) {
-      Gpu g{&h, &d};
+      FleetGpu g{&h, &d};
       const auto total = NumberOf(d.fields[FieldId::kMemoryTotalBytes]);
       const auto used = NumberOf(d.fields[FieldId::kMemoryUsedBytes]);
       if (total && used && h.state.down.empty() && d.health == DeviceHealth::kOk) {
@@ -201,18 +273,31 @@ void DrawFleet(const RenderInput& in, Canvas& c, int y, int height, Layout& layo
       gpus.push_back(g);
     }
   }
-  // The freest first: which GPU is free across the fleet.
-  std::stable_sort(gpus.begin(), gpus.end(), [](const Gpu& a, const Gpu& b) {
-    if (a.free != b.free) return a.free > b.free;
-    const auto ua = NumberOf(a.device->fields[FieldId::kUtilizationGpuRatio]).value_or(1);
-    const auto ub = NumberOf(b.device->fields[FieldId::kUtilizationGpuRatio]).value_or(1);
-    return ua < ub;
-  });
+  // Which GPU is free across the fleet, whatever the order shown.
+  const DeviceSample* freest = nullptr;
+  {
+    std::vector<FleetGpu> by_free = gpus;
+    SortFleet(by_free, FleetColumn::kFree, true);
+    if (!by_free.empty() && by_free.front().free > 0) freest = by_free.front().device;
+  }
+  SortFleet(gpus, in.state.fleet_sort, in.state.fleet_reverse);
+
+  // The header: each title clickable; the sort column marked.
   c.Put(0, y, std::string(static_cast<std::size_t>(c.width()), ' '), Style::kHeader);
-  c.Put(0, y,
-        fmt::format("{:<16} {:>4} {:<12} {:>7} {:>7} {:>5} {:>5} {:>6} {:>5}  {}", "HOST", "GPU",
-                    "NAME", "FREE", "TOTAL", "UTIL", "TEMP", "POWER", "PROCS", "STATE"),
-        Style::kHeader);
+  layout.header_y = y;
+  layout.header.clear();
+  int x = 0;
+  for (int i = 0; i < kFleetColumnCount; ++i) {
+    std::string title = kFleetTitles[i].title;
+    if (static_cast<int>(in.state.fleet_sort) == i) {
+      title += in.state.fleet_reverse ? (u ? "▼" : "v") : (u ? "▲" : "^");
+    }
+    const int x1 = x + c.Put(x, y, FleetCell(title, kFleetTitles[i], u), Style::kHeader);
+    layout.header.push_back({x, x1, i});
+    x = x1 + 1;
+  }
+  c.Put(x + 1, y, "STATE", Style::kHeader);
+
   layout.fleet_y = y + 1;
   layout.fleet_rows = static_cast<int>(gpus.size());
   in.state.fleet_row = std::clamp(in.state.fleet_row, 0, std::max(0, layout.fleet_rows - 1));
@@ -220,9 +305,8 @@ void DrawFleet(const RenderInput& in, Canvas& c, int y, int height, Layout& layo
   const int body = height - 1;
   const int first = std::max(0, in.state.fleet_row - body + 1);
   for (int i = first; i < static_cast<int>(gpus.size()) && row < body; ++i, ++row) {
-    const Gpu& g = gpus[static_cast<std::size_t>(i)];
+    const FleetGpu& g = gpus[static_cast<std::size_t>(i)];
     const auto& f = g.device->fields;
-    const auto total = NumberOf(f[FieldId::kMemoryTotalBytes]);
     std::string state = "ok";
     Style style = Style::kOk;
     if (!g.host->state.down.empty()) {
@@ -231,22 +315,26 @@ void DrawFleet(const RenderInput& in, Canvas& c, int y, int height, Layout& layo
     } else if (g.device->health != DeviceHealth::kOk) {
       state = g.device->health == DeviceHealth::kStale ? "stale" : "lost";
       style = Style::kBad;
-    } else if (i == 0 && g.free > 0) {
+    } else if (g.device == freest) {
       state = u ? "← freest" : "<- freest";
     }
-    std::string name = f[FieldId::kName].is_text() ? f[FieldId::kName].text() : "GPU";
-    if (name.rfind("NVIDIA ", 0) == 0) name.erase(0, 7);
     const auto temp = NumberOf(f[FieldId::kTemperatureGpuCelsius]);
     const auto power = NumberOf(f[FieldId::kPowerDrawWatts]);
-    const std::string line =
-        fmt::format("{:<16} {:>4} {:<12} {:>7} {:>7} {:>5} {:>5} {:>6} {:>5}  ",
-                    Fit(g.host->state.label, 16, u), g.device->index, Fit(name, 12, u),
-                    g.free >= 0 ? ShortBytes(g.free, u) : (u ? "—" : "-"), ShortBytes(total, u),
-                    Percent(NumberOf(f[FieldId::kUtilizationGpuRatio]), u),
-                    temp ? fmt::format("{:.0f}C", *temp) : "-",
-                    power ? fmt::format("{:.0f}W", *power) : "-", g.device->processes.size());
-    const int x = c.Put(0, y + 1 + row, line);
-    c.Put(x, y + 1 + row, Fit(state, c.width() - x, u), style);
+    const std::string cells[kFleetColumnCount] = {
+        g.host->state.label,
+        std::to_string(g.device->index),
+        FleetName(g),
+        g.free >= 0 ? ShortBytes(g.free, u) : (u ? "—" : "-"),
+        ShortBytes(NumberOf(f[FieldId::kMemoryTotalBytes]), u),
+        Percent(NumberOf(f[FieldId::kUtilizationGpuRatio]), u),
+        temp ? fmt::format("{:.0f}C", *temp) : "-",
+        power ? fmt::format("{:.0f}W", *power) : "-",
+        std::to_string(g.device->processes.size())};
+    int cx = 0;
+    for (int k = 0; k < kFleetColumnCount; ++k) {
+      cx += c.Put(cx, y + 1 + row, FleetCell(cells[k], kFleetTitles[k], u)) + 1;
+    }
+    c.Put(cx + 1, y + 1 + row, Fit(state, c.width() - cx - 1, u), style);
     if (i == in.state.fleet_row) c.Restyle(0, y + 1 + row, c.width(), Style::kSelected);
   }
   // Hosts that never answered have no GPU rows: a line each.

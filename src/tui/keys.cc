@@ -136,6 +136,28 @@ void SortBy(ViewState& st, Column c) {
   }
 }
 
+void SortFleetBy(ViewState& st, FleetColumn c) {
+  if (st.fleet_sort == c) {
+    st.fleet_reverse = !st.fleet_reverse;
+  } else {
+    st.fleet_sort = c;
+    // Numbers largest first, except the GPU index; names A to Z.
+    st.fleet_reverse =
+        !(c == FleetColumn::kHost || c == FleetColumn::kName || c == FleetColumn::kGpu);
+  }
+}
+
+// `<` `>`: the next column of the process table, or of the fleet overview.
+void NextSort(ViewState& st, const TopModel& m, int by) {
+  if (FleetTab(st, m)) {
+    const int c = (static_cast<int>(st.fleet_sort) + by + kFleetColumnCount) % kFleetColumnCount;
+    SortFleetBy(st, static_cast<FleetColumn>(c));
+    return;
+  }
+  const int c = (static_cast<int>(st.sort) + by + kColumnCount) % kColumnCount;
+  SortBy(st, static_cast<Column>(c));
+}
+
 }  // namespace
 
 std::string SignalName(int signal) {
@@ -241,14 +263,15 @@ Action HandleKey(int key, ViewState& st, const TopModel& m, const Layout& layout
       st.tagged.clear();
       return {};
     case '<':
-    case '>': {
-      int c = static_cast<int>(st.sort) + (key == '>' ? 1 : -1);
-      c = (c + kColumnCount) % kColumnCount;
-      SortBy(st, static_cast<Column>(c));
+    case '>':
+      NextSort(st, m, key == '>' ? 1 : -1);
       return {};
-    }
     case 'r':
-      st.reverse = !st.reverse;
+      if (FleetTab(st, m)) {
+        st.fleet_reverse = !st.fleet_reverse;
+      } else {
+        st.reverse = !st.reverse;
+      }
       return {};
     case '/':
       st.editing_filter = true;
@@ -316,7 +339,12 @@ Action HandleMouse(const Mouse& mouse, ViewState& st, const TopModel& m, const L
   if (st.screen != Screen::kMain) return {};
   if (mouse.y == layout.header_y) {
     for (const Layout::Span& s : layout.header) {
-      if (mouse.x >= s.x0 && mouse.x < s.x1) SortBy(st, static_cast<Column>(s.value));
+      if (mouse.x < s.x0 || mouse.x >= s.x1) continue;
+      if (FleetTab(st, m)) {
+        SortFleetBy(st, static_cast<FleetColumn>(s.value));
+      } else {
+        SortBy(st, static_cast<Column>(s.value));
+      }
     }
     return {};
   }

@@ -32,6 +32,10 @@ enum class Column {
 };
 inline constexpr int kColumnCount = static_cast<int>(Column::kCommand) + 1;
 
+// Fleet overview columns, in the order `<` and `>` walk them there.
+enum class FleetColumn { kHost, kGpu, kName, kFree, kTotal, kUtil, kTemp, kPower, kProcs };
+inline constexpr int kFleetColumnCount = static_cast<int>(FleetColumn::kProcs) + 1;
+
 enum class Theme { kDark, kLight, kMono };
 
 // A signal waiting for the user's yes (and root's second yes).
@@ -58,9 +62,11 @@ struct ViewState {
   bool editing_filter = false;
   bool tree = false;
   std::set<ProcessKey> tagged;
-  std::optional<ProcessKey> selected;  // the process the cursor is on
-  int fleet_row = 0;                   // the cursor on the fleet overview
-  int scroll = 0;                      // first process row shown
+  std::optional<ProcessKey> selected;           // the process the cursor is on
+  int fleet_row = 0;                            // the cursor on the fleet overview
+  FleetColumn fleet_sort = FleetColumn::kFree;  // the freest GPU first
+  bool fleet_reverse = true;
+  int scroll = 0;  // first process row shown
   int help_scroll = 0;
   int chart_window = 0;  // index into kChartWindows
   int chart_gpu = -1;    // the GPU whose charts show (-1: the selected process's)

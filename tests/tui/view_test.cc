@@ -1,7 +1,7 @@
 // The view and the keys of `top` on the demo fleet (the real NvmlBackend over
 // the fake NVML), drawn into canvases: layout at 80x24 and 200x60, sorting,
-// filtering, the tree, tags, the signal rules, the fleet overview, a
-// terminal too small. The real binary in a real terminal: top_tmux_test.
+// filtering, the tree, tags, the signal rules, a terminal too small (the
+// fleet overview: fleet_view_test). The real binary in a real terminal: top_tmux_test.
 #include "tui/view.h"
 
 #include <gmock/gmock.h>
@@ -12,58 +12,14 @@
 #include <fstream>
 #include <iterator>
 
-#include "engine/source.h"
-#include "sampler/collect.h"
 #include "tui/keys.h"
+#include "tui_test_model.h"
 
 namespace gpuwatch::tui {
 namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// One host with the demo fleet's first sample, read twice a second apart so
-// the charts have points.
-HostView DemoHost() {
-  engine::SourceOptions o;
-  o.demo = true;
-  o.demo_dir = GPUWATCH_BINARY_DIR;
-  auto source = engine::OpenSource(o);
-  EXPECT_TRUE(source) << source.error().message();
-  HostView h;
-  h.state.label = "demo-host";
-  h.state.hostname = "demo-host";
-  for (int i = 0; i < 2; ++i) {
-    auto snap = std::make_shared<Snapshot>(
-        CollectOnce(*source->backend, source->resolver.get(), CollectOptions{}));
-    snap->time += std::chrono::seconds(i);
-    h.history.Add(*snap);
-    h.state.snapshot = snap;
-  }
-  return h;
-}
-
-TopModel DemoModel() {
-  TopModel m;
-  m.kind = SourceKind::kDemo;
-  m.source_detail = "demo.yaml";
-  m.hosts.push_back(DemoHost());
-  return m;
-}
-
-struct Drawn {
-  Canvas canvas;
-  Layout layout;
-};
-
-Drawn Draw(const TopModel& m, ViewState& st, int w, int h, const Families* f = nullptr) {
-  Canvas c(w, h);
-  RenderInput in{m, st, f, nullptr,
-                 m.hosts.empty() || !m.hosts[0].state.snapshot ? std::chrono::system_clock::now()
-                                                               : m.hosts[0].state.snapshot->time};
-  Layout layout = Render(in, c);
-  return {std::move(c), std::move(layout)};
-}
 
 std::vector<std::uint32_t> Pids(const Layout& layout) {
   std::vector<std::uint32_t> out;
@@ -337,36 +293,6 @@ TEST(TopView, TheHelpScreenListsEveryKey) {
   HandleKey('q', st, m, d.layout, {});
   EXPECT_EQ(st.screen, Screen::kMain);
   EXPECT_EQ(HandleKey('q', st, m, d.layout, {}).kind, Action::Kind::kQuit);
-}
-
-TEST(TopView, TheFleetOverviewPutsTheFreestGpuFirstAndShowsDownHosts) {
-  TopModel m;
-  m.kind = SourceKind::kRemote;
-  m.hosts.push_back(DemoHost());
-  m.hosts.back().state.label = "node-a:9835";
-  m.hosts.emplace_back();
-  m.hosts.back().state.label = "node-b:9835";
-  m.hosts.back().state.down = "connection refused";
-  ViewState st;
-  Drawn d = Draw(m, st, 120, 40);
-  const std::string text = d.canvas.Text();
-  EXPECT_THAT(d.canvas.Line(0), HasSubstr("fleet: 1 of 2 hosts up, 8 GPUs"));
-  EXPECT_THAT(d.canvas.Line(1), HasSubstr("Fleet"));
-  EXPECT_THAT(d.canvas.Line(1), HasSubstr("node-b:9835 (down)"));
-  EXPECT_EQ(d.layout.fleet_rows, 8);
-  // GPU 2 (35 GiB of 140 used) has the most free memory of the demo's eight.
-  EXPECT_THAT(d.canvas.Line(d.layout.fleet_y), HasSubstr("node-a:9835"));
-  EXPECT_THAT(d.canvas.Line(d.layout.fleet_y), HasSubstr("freest"));
-  EXPECT_THAT(d.canvas.Line(d.layout.fleet_y), ::testing::ContainsRegex("9835 +2 "));
-  EXPECT_THAT(text, HasSubstr("node-b:9835      down: connection refused"));
-  // Tab: the first host's own view, then the second's.
-  HandleKey(kKeyTab, st, m, d.layout, {});
-  d = Draw(m, st, 120, 40);
-  EXPECT_THAT(d.canvas.Text(), HasSubstr("41001"));
-  HandleKey(kKeyTab, st, m, d.layout, {});
-  EXPECT_THAT(Draw(m, st, 120, 40).canvas.Text(), HasSubstr("down: connection refused"));
-  HandleKey(kKeyBackTab, st, m, d.layout, {});
-  EXPECT_EQ(st.tab, 1);
 }
 
 TEST(TopKeys, MouseSelectsARowAndTheWheelScrolls) {

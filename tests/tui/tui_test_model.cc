@@ -1,0 +1,46 @@
+#include "tui_test_model.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/source.h"
+#include "sampler/collect.h"
+
+namespace gpuwatch::tui {
+
+HostView DemoHost() {
+  engine::SourceOptions o;
+  o.demo = true;
+  o.demo_dir = GPUWATCH_BINARY_DIR;
+  auto source = engine::OpenSource(o);
+  EXPECT_TRUE(source) << source.error().message();
+  HostView h;
+  h.state.label = "demo-host";
+  h.state.hostname = "demo-host";
+  for (int i = 0; i < 2; ++i) {
+    auto snap = std::make_shared<Snapshot>(
+        CollectOnce(*source->backend, source->resolver.get(), CollectOptions{}));
+    snap->time += std::chrono::seconds(i);
+    h.history.Add(*snap);
+    h.state.snapshot = snap;
+  }
+  return h;
+}
+
+TopModel DemoModel() {
+  TopModel m;
+  m.kind = SourceKind::kDemo;
+  m.source_detail = "demo.yaml";
+  m.hosts.push_back(DemoHost());
+  return m;
+}
+
+Drawn Draw(const TopModel& m, ViewState& st, int w, int h, const Families* f) {
+  Canvas c(w, h);
+  RenderInput in{m, st, f, nullptr,
+                 m.hosts.empty() || !m.hosts[0].state.snapshot ? std::chrono::system_clock::now()
+                                                               : m.hosts[0].state.snapshot->time};
+  Layout layout = Render(in, c);
+  return {std::move(c), std::move(layout)};
+}
+
+}  // namespace gpuwatch::tui

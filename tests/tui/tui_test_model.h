@@ -1,0 +1,23 @@
+// The demo fleet as `top` sees it, for the view tests: the real NvmlBackend
+// over the fake NVML, drawn into a canvas.
+#pragma once
+
+#include "tui/model.h"
+#include "tui/process_rows.h"
+#include "tui/view.h"
+#include "tui/view_state.h"
+
+namespace gpuwatch::tui {
+
+// One host with the demo fleet's first sample, read twice a second apart so
+// the charts have points.
+HostView DemoHost();
+TopModel DemoModel();  // that host, as `top --demo` shows it
+
+struct Drawn {
+  Canvas canvas;
+  Layout layout;
+};
+Drawn Draw(const TopModel& m, ViewState& st, int w, int h, const Families* f = nullptr);
+
+}  // namespace gpuwatch::tui
