@@ -177,6 +177,50 @@ devices:
   EXPECT_NE(std::count(noisy.begin(), noisy.end(), noisy.front()), 6) << "noise never moved";
 }
 
+TEST_F(FakeNvml, ANoiseSeedGivesTheSameShapesOtherNoise) {
+  const std::string path = Write("noise_seed.yaml", R"(devices:
+  - utilization_gpu: {constant: 50, noise: 10}
+  - utilization_gpu: {constant: 50, noise: 10, seed: 7}
+  - utilization_gpu: {sawtooth: {low: 20, high: 80, period: 1m}}
+)");
+  // The values of the two noisy devices at t = 1..12 s.
+  auto read = [&](const char* noise_seed) {
+    if (noise_seed) {
+      setenv("GPUWATCH_FAKE_NOISE_SEED", noise_seed, 1);
+    } else {
+      unsetenv("GPUWATCH_FAKE_NOISE_SEED");
+    }
+    Start(path);
+    std::vector<unsigned> values;
+    for (int t = 1; t <= 12; ++t) {
+      At(t);
+      for (unsigned d : {0u, 1u}) {
+        values.push_back(Utilization(Device(d)));
+        EXPECT_GE(values.back(), 40u);
+        EXPECT_LE(values.back(), 60u);
+      }
+      EXPECT_EQ(Utilization(Device(2)), 20u + t) << "no noise, no change";
+    }
+    EXPECT_EQ(NVML(nvmlShutdown)(), NVML_SUCCESS);
+    return values;
+  };
+  const auto own = read(nullptr);
+  EXPECT_EQ(read("0"), own);
+  const auto one = read("1");
+  EXPECT_NE(one, own);
+  EXPECT_EQ(read("1"), one);  // a seed is a seed: the same noise again
+  EXPECT_NE(read("2"), one);
+
+  setenv("GPUWATCH_FAKE_NOISE_SEED", "x1", 1);
+  setenv("GPUWATCH_FAKE_SCENARIO", path.c_str(), 1);
+  testing::internal::CaptureStderr();
+  EXPECT_EQ(NVML(nvmlInit_v2)(), NVML_ERROR_UNKNOWN);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("GPUWATCH_FAKE_NOISE_SEED must be a number >= 0, not 'x1'"), std::string::npos)
+      << err;
+  unsetenv("GPUWATCH_FAKE_NOISE_SEED");
+}
+
 TEST_F(FakeNvml, SizesAndDurationsAcceptUnits) {
   Start(Write("units.yaml", R"(
 devices:

@@ -1,6 +1,8 @@
 #include "yaml_reader.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -90,8 +92,29 @@ void MapReader::Finish() const {
   }
 }
 
+namespace {
+
+// GPUWATCH_FAKE_NOISE_SEED=n (n >= 1) gives every series other noise
+// than its scenario's (the leak evaluation's --seeds); unset or 0:
+// the scenario's own.
+std::uint64_t Salted(std::uint64_t seed, const YAML::Node& node) {
+  const char* text = std::getenv("GPUWATCH_FAKE_NOISE_SEED");
+  if (text == nullptr || *text == '\0') return seed;
+  char* end = nullptr;
+  const unsigned long long salt = std::strtoull(text, &end, 10);
+  if (*end != '\0' || *text == '-') {
+    throw ScenarioError(
+        node.Mark(),
+        std::string("GPUWATCH_FAKE_NOISE_SEED must be a number >= 0, not '") + text + "'");
+  }
+  return salt == 0 ? seed : HashString("noise seed", seed ^ (salt * 0x9E3779B97F4A7C15ull));
+}
+
+}  // namespace
+
 Series ReadSeries(const YAML::Node& node, const std::string& where, std::uint64_t seed,
                   const ScalarParser& parse) {
+  seed = Salted(seed, node);
   Series series;
   series.SetSeed(seed);
   if (node.IsScalar()) {
@@ -164,7 +187,7 @@ Series ReadSeries(const YAML::Node& node, const std::string& where, std::uint64_
     any_shape = true;
   }
   std::uint64_t noise_seed = seed;
-  if (auto s = map.Number("seed")) noise_seed = static_cast<std::uint64_t>(*s);
+  if (auto s = map.Number("seed")) noise_seed = Salted(static_cast<std::uint64_t>(*s), node);
   if (auto noise = map.Number("noise", parse, "a valid value")) {
     series.SetNoise(*noise, noise_seed);
   }

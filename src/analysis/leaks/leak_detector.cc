@@ -34,6 +34,22 @@ bool Rises(std::span<const Point> points, double min_slope, double z, double& sl
   return s->slope >= min_slope && MannKendall(points).z >= z;
 }
 
+// The span's rise along the Theil–Sen line over the spread of its points
+// about that line (the 10th to the 90th percentile of the residuals): how
+// far the growth stands out of the floor's jitter, whatever the test
+// statistics say (many spans are tested at every decision).
+double RiseOverSpread(std::span<const Point> points, double slope) {
+  std::vector<double> residuals;
+  for (const Point& p : points) residuals.push_back(p.value - slope * p.t_s);
+  std::sort(residuals.begin(), residuals.end());
+  const auto at = [&](double q) {
+    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
+  };
+  const double spread = at(0.9) - at(0.1);
+  const double rise = slope * (points.back().t_s - points.front().t_s);
+  return spread > 0 ? rise / spread : std::numeric_limits<double>::infinity();
+}
+
 }  // namespace
 
 LeakOptions ScaledLeakOptions(std::chrono::seconds base_window) {
@@ -169,7 +185,12 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
   const double ratio = both_grow ? std::max(*older_ls, *newer_ls) / std::min(*older_ls, *newer_ls)
                                  : std::numeric_limits<double>::infinity();
   r.steady = ratio <= options_.steady_ratio;
-  r.even = ratio <= options_.verdict_ratio;
+  // A verdict's span also rises in its middle half (a warm-up at its start
+  // and a step at its end fill both halves but not the middle), and its rise
+  // stands out of the jitter of its floor.
+  const auto middle = TheilSen(points.subspan(points.size() / 4, points.size() / 2));
+  r.even = ratio <= options_.verdict_ratio && middle && middle->slope >= share &&
+           RiseOverSpread(points, slope->slope) >= options_.verdict_signal;
   return r;
 }
 

@@ -28,8 +28,13 @@
 //  - a *leak verdict* needs sustained growth, with halves within
 //    verdict_ratio, over L >= clamp(T / verdict_urgency, verdict_min_span,
 //    verdict_max_span): longer than any warm-up, and at most verdict_max_span
-//    for slow leaks. It is cleared only when no span shows growth and the
-//    floor of the last clear_after is flat.
+//    for slow leaks. Its middle half rises too (slope >= half_share × the
+//    span's: a warm-up at a span's start and one step at its end fill both
+//    halves, not the middle), and its rise stands out of its floor's jitter
+//    (at least the 10-90 % spread of the residuals: many spans are tested at
+//    every decision, so now and then one passes on noise alone). It is
+//    cleared only when no span shows growth and the floor of the last
+//    clear_after is flat.
 // The rate reported is that of the longest steady span that agrees with the
 // shortest ones. A standing forecast or verdict is updated when its predicted
 // time of full moves by more than a quarter and the rate it gave is outside
@@ -80,6 +85,9 @@ struct LeakOptions {
   // A verdict's span must have grown in both halves at rates within this of
   // each other (least squares): growth that stopped grew in one half only.
   double verdict_ratio = 4;
+  // ... and have risen by at least this × the 10-90 % spread of its floor
+  // points about their Theil–Sen line.
+  double verdict_signal = 1;
   std::size_t history_points = 136;  // per scale: the 64-window spans stay unmerged
 };
 

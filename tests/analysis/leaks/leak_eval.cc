@@ -4,10 +4,14 @@
 // and the seed's baseline rule, scores them (leak_evaluation.h) and prints
 // Markdown: the detector's table, the baseline's, notes, and a one-line tally.
 //
-//   leak_eval [CASE_DIR [FAKE_LIBRARY]] [--only NAME[,NAME...]] [--events] [--strict]
+//   leak_eval [CASE_DIR [FAKE_LIBRARY]] [--only NAME[,NAME...]] [--events] [--seeds N]
+//             [--strict]
 //
 // --events adds every leak and forecast event of the cases run, with the
 // true time to OOM at its time (to see why a case misses a target).
+// --seeds N runs every scenario case again under N other noise seeds
+// (GPUWATCH_FAKE_NOISE_SEED=1..N: the same shapes, other noise) and prints
+// what each run missed, with a tally: a rare false verdict shows here.
 // Exit status: 1 when a case could not be replayed; with --strict also 2 when
 // a case misses a target.
 #include <fmt/format.h>
@@ -15,6 +19,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <string>
 #include <string_view>
@@ -156,12 +161,64 @@ std::vector<std::string> Split(std::string_view list) {
 
 }  // namespace
 
+namespace {
+
+// Every scenario case of `cases` again under noise seeds 1..n: a row a case,
+// a column a seed, and the tally. Returns the runs that missed a target.
+int PrintSeedRuns(const std::vector<LeakCase>& cases, const gpuwatch::leaks::eval::EvalPaths& paths,
+                  int n) {
+  std::string header = "| case |", rule = "| --- |";
+  for (int k = 1; k <= n; ++k) {
+    header += fmt::format(" seed {} |", k);
+    rule += " --- |";
+  }
+  std::printf(
+      "\nThe scenario cases under %d other noise seeds (GPUWATCH_FAKE_NOISE_SEED):\n\n%s\n%s\n", n,
+      header.c_str(), rule.c_str());
+  int runs = 0, passing = 0, false_verdicts = 0, standing = 0, leaks = 0, warned = 0;
+  for (const LeakCase& c : cases) {
+    if (c.source != gpuwatch::leaks::eval::CaseSource::kScenario) continue;
+    std::string row = "| " + c.name + " |";
+    for (int k = 1; k <= n; ++k) {
+      setenv("GPUWATCH_FAKE_NOISE_SEED", std::to_string(k).c_str(), 1);
+      const CaseResult r = gpuwatch::leaks::eval::RunCase(c, paths);
+      ++runs;
+      if (!r.error.empty()) {
+        row += " error: " + r.error + " |";
+        continue;
+      }
+      const Score& s = r.score;
+      const auto failures = s.Failures();
+      passing += failures.empty() ? 1 : 0;
+      false_verdicts += static_cast<int>(s.false_verdicts.size());
+      standing += static_cast<int>(s.standing_forecasts.size());
+      if (c.is_leak()) {
+        ++leaks;
+        warned += s.warned_in_budget() ? 1 : 0;
+      }
+      std::string cell;
+      for (const std::string& f : failures) cell += (cell.empty() ? "" : "; ") + f;
+      row += " " + (cell.empty() ? std::string("ok") : "**" + cell + "**") + " |";
+    }
+    std::puts(row.c_str());
+  }
+  unsetenv("GPUWATCH_FAKE_NOISE_SEED");
+  std::puts(fmt::format("\n**Under other seeds**: runs meeting every target {}/{}, leaks warned "
+                        "within budget {}/{}, false leak verdicts {}, standing forecasts {}.",
+                        passing, runs, warned, leaks, false_verdicts, standing)
+                .c_str());
+  return runs - passing;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   gpuwatch::leaks::eval::EvalPaths paths{GPUWATCH_SOURCE_DIR "/scenarios/leaks",
                                          GPUWATCH_BINARY_DIR "/lib/libnvidia-ml-fake.so"};
   std::set<std::string> only;
   bool strict = false;
   bool events = false;
+  int seeds = 0;
   int positional = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string_view arg = argv[i];
@@ -169,6 +226,15 @@ int main(int argc, char** argv) {
       strict = true;
     } else if (arg == "--events") {
       events = true;
+    } else if (arg == "--seeds" && i + 1 < argc) {
+      char* end = nullptr;
+      const long n = std::strtol(argv[++i], &end, 10);
+      if (*end != '\0' || n < 1 || n > 1000) {
+        std::fprintf(stderr, "leak_eval: --seeds takes a number from 1 to 1000, not '%s'\n",
+                     argv[i]);
+        return 64;
+      }
+      seeds = static_cast<int>(n);
     } else if (arg == "--only" && i + 1 < argc) {
       for (auto& n : Split(argv[++i])) only.insert(n);
     } else if (!arg.starts_with("--") && positional < 2) {
@@ -176,15 +242,17 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: leak_eval [CASE_DIR [FAKE_LIBRARY]] [--only NAME[,NAME...]] "
-                   "[--events] [--strict]\n");
+                   "[--events] [--seeds N] [--strict]\n");
       return 64;
     }
   }
 
   std::vector<CaseResult> results;
+  std::vector<LeakCase> selected;
   int errors = 0;
   for (const LeakCase& c : gpuwatch::leaks::eval::AllCases()) {
     if (!only.empty() && !only.contains(c.name)) continue;
+    selected.push_back(c);
     CaseResult r = gpuwatch::leaks::eval::RunCase(c, paths);
     if (!r.error.empty()) {
       std::fprintf(stderr, "%s: %s\n", c.name.c_str(), r.error.c_str());
@@ -273,6 +341,7 @@ int main(int argc, char** argv) {
                         warned, leaks, false_verdicts, standing, Percent(worst, false), without,
                         passing, results.size())
                 .c_str());
+  const int seed_misses = seeds > 0 ? PrintSeedRuns(selected, paths, seeds) : 0;
   if (errors > 0) return 1;
-  return strict && passing != static_cast<int>(results.size()) ? 2 : 0;
+  return strict && (passing != static_cast<int>(results.size()) || seed_misses > 0) ? 2 : 0;
 }
