@@ -9,7 +9,10 @@ int main(int argc, char** argv) {
   using namespace gpuwatch::cli;
   try {
     CLI::App app{"gpuwatch: what every GPU and every process holds, now and over time", "gpuwatch"};
-    app.set_version_flag("--version", std::string("gpuwatch ") + GPUWATCH_VERSION);
+    const std::string version_text = std::string("gpuwatch ") + GPUWATCH_VERSION;
+    app.set_version_flag("-V,--version", version_text);
+    CLI::App* version =
+        app.add_subcommand("version", "print gpuwatch's version (as -V, --version)");
     app.require_subcommand(0, 1);
     CommonArgs common;
     AddCommonOptions(app, common);
@@ -36,6 +39,10 @@ int main(int argc, char** argv) {
     if (common.command && !common.command->empty() && !app.got_subcommand("run")) {
       std::cerr << "gpuwatch: only `gpuwatch run` takes a command after --\n";
       return kExitUsage;
+    }
+    if (version->parsed()) {
+      std::cout << version_text << "\n";
+      return kExitOk;
     }
     for (const auto& run : runners) {
       if (const int code = run(); code >= 0) return code;

@@ -92,6 +92,10 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
+  // stdout stays pure CSV; the note goes to stderr.
+  if (const std::string banner = engine::SourceBanner(*source); !banner.empty()) {
+    std::cerr << "gpuwatch query: note: " << banner << "\n";
+  }
 
   // Read only what was asked for: a query is a one-shot hot path.
   CollectOptions collect;

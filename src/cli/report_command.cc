@@ -26,7 +26,16 @@ struct ReportArgs {
   std::string title;
 };
 
-int RunReport(const CommonArgs& common, const ReportArgs& args) {
+// Without -o: SOURCE with .html for its extension, beside it (never SOURCE itself).
+std::string DefaultOutput(const std::string& source) {
+  std::filesystem::path out(source);
+  out.replace_extension(".html");
+  if (out == std::filesystem::path(source)) out = source + ".report.html";
+  return out.string();
+}
+
+int RunReport(const CommonArgs& common, ReportArgs args) {
+  if (args.output.empty()) args.output = DefaultOutput(args.source);
   if (common.demo || !common.scenario.empty() || !common.replay.empty()) {
     std::cerr << "gpuwatch report: the recording is SOURCE; --demo, --scenario and --replay do "
                  "not apply\n";
@@ -123,8 +132,9 @@ Runner AddReportCommand(CLI::App& app, const CommonArgs& common) {
       "report", "Write the HTML job report from a recording (--jsonl file or --db history)");
   r->add_option("source", args->source, "The recording: a JSON Lines file or a SQLite history")
       ->required();
-  r->add_option("-o,--output", args->output, "The HTML file to write (one self-contained file)")
-      ->required();
+  r->add_option("-o,--output", args->output,
+                "The HTML file to write (one self-contained file; default: SOURCE with .html for "
+                "its extension)");
   r->add_option("--title", args->title, "Title of the report (default: from SOURCE)");
   return [r, &common, args]() -> int {
     if (!r->parsed()) return -1;

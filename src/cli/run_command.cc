@@ -117,8 +117,8 @@ int RunRun(const CommonArgs& common, RunArgs args) {
       return Usage(st.message());
     }
   }
-  if (source && !source->demo_scenario.empty()) {
-    terminal.Line("DEMO: simulated GPUs (" + source->demo_scenario + ")");
+  if (source && !engine::SourceBanner(*source).empty()) {
+    terminal.Line(engine::SourceBanner(*source));
   }
   const std::string demo_scenario = source ? source->demo_scenario : std::string();
   job.proc_dir = common.host_proc.empty() ? "/proc" : common.host_proc;

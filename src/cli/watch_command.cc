@@ -77,12 +77,8 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return ExitStatusFor(source.error());
   }
-  if (!source->replay.empty()) {
-    std::cout << "REPLAY of " << source->replay << ": recorded GPUs, not this machine's now\n";
-  }
-  if (!source->demo_scenario.empty()) {
-    std::cout << "DEMO: simulated GPUs (" << source->demo_scenario
-              << "), not this machine's hardware\n";
+  if (const std::string banner = engine::SourceBanner(*source); !banner.empty()) {
+    std::cout << banner << "\n";
   }
   SamplerOptions options;
   options.interval = *interval;

@@ -201,8 +201,7 @@ class Daemon {
         continue;
       }
       if (!last_failure.empty()) Log("the GPUs answer now");
-      if (!source->demo_scenario.empty())
-        Log("DEMO: simulated GPUs (" + source->demo_scenario + ")");
+      if (const std::string banner = SourceBanner(*source); !banner.empty()) Log(banner);
       SamplerOptions options;
       options.interval = options_.interval;
       auto sampler = std::make_shared<Sampler>(std::move(source->backend),

@@ -47,6 +47,11 @@ struct Source {
   std::string replay;         // for the REPLAY banner
 };
 
+// What every output says when the GPUs are not this machine's now: "DEMO:
+// simulated GPUs (FILE), not this machine's hardware", "REPLAY of FILE:
+// recorded GPUs, not this machine's now", or "" for real GPUs.
+std::string SourceBanner(const Source& source);
+
 // Opens the backend the arguments ask for. On failure the Status says why
 // and what to try (doctor, --demo).
 Result<Source> OpenSource(const SourceOptions& args);

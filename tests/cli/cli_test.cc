@@ -277,6 +277,15 @@ TEST(Cli, BadOptionValueIsAUsageError) {
   EXPECT_NE(r.err.find("--color"), std::string::npos) << r.err;
 }
 
+TEST(Cli, VersionAnswersToDashVDashDashVersionAndTheVersionCommand) {
+  for (const char* args : {"-V", "--version", "version"}) {
+    const CmdResult r = Gpuwatch(args);
+    EXPECT_EQ(r.code, 0) << args << ": " << r.err;
+    EXPECT_EQ(r.out, std::string("gpuwatch ") + GPUWATCH_VERSION + "\n") << args;
+  }
+  EXPECT_EQ(Gpuwatch("version --x").code, 2);
+}
+
 TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
   const fs::path rec =
       fs::temp_directory_path() / ("gw-replay-" + std::to_string(getpid()) + ".jsonl");
@@ -291,6 +300,18 @@ TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
       Gpuwatch("query --replay " + rec.string() + " --query-gpu=" + fields + " --format=csv");
   ASSERT_EQ(replayed.code, 0) << replayed.err;
   EXPECT_EQ(replayed.out, live.out) << "the recording gives back what was live";
+  // stdout stays pure CSV; stderr says where the numbers come from.
+  EXPECT_EQ(replayed.err, "gpuwatch query: note: REPLAY of " + rec.string() +
+                              ": recorded GPUs, not this machine's now\n");
+  EXPECT_NE(live.err.find("note: DEMO: simulated GPUs (" + std::string(GPUWATCH_SOURCE_DIR) +
+                          "/scenarios/test/fixed.yaml)"),
+            std::string::npos)
+      << live.err;
+  const CmdResult demo = Gpuwatch("--demo query --query-gpu=index --format=csv,noheader");
+  ASSERT_EQ(demo.code, 0) << demo.err;
+  EXPECT_EQ(demo.out.substr(0, 2), "0\n");
+  EXPECT_NE(demo.err.find("gpuwatch query: note: DEMO: simulated GPUs ("), std::string::npos)
+      << demo.err;
   const CmdResult status = Gpuwatch("--replay " + rec.string() + " --color=never");
   ASSERT_EQ(status.code, 0) << status.err;
   EXPECT_NE(status.out.find("REPLAY of " + rec.string()), std::string::npos);
@@ -318,6 +339,15 @@ TEST(CliReport, FromARecordingAndBadInput) {
   const std::string page = Slurp(dir / "r.html");
   EXPECT_NE(page.find("\"source\":\"recording " + rec.string() + "\""), std::string::npos);
   EXPECT_NE(page.find("python train.py --epochs 3"), std::string::npos) << "processes are charted";
+  // Without -o: beside the recording, .html for its extension; never over the recording itself.
+  const CmdResult named = Gpuwatch("report " + rec.string());
+  ASSERT_EQ(named.code, 0) << named.err;
+  EXPECT_NE(named.err.find("wrote " + (dir / "rec.html").string()), std::string::npos) << named.err;
+  EXPECT_EQ(Slurp(dir / "rec.html").substr(0, 15), page.substr(0, 15));
+  fs::copy_file(rec, dir / "odd.html");
+  ASSERT_EQ(Gpuwatch("report " + (dir / "odd.html").string()).code, 0);
+  EXPECT_EQ(Slurp(dir / "odd.html"), Slurp(rec)) << "the recording is never overwritten";
+  EXPECT_TRUE(fs::exists(dir / "odd.html.report.html"));
 
   struct Case {
     std::string args;
@@ -325,7 +355,6 @@ TEST(CliReport, FromARecordingAndBadInput) {
     std::string why;
   };
   const Case cases[] = {
-      {"report " + rec.string(), 2, "--output is required"},
       {"report -o x.html", 2, "source is required"},
       {"report /nonexistent.jsonl -o " + (dir / "x.html").string(), 1,
        "cannot read the recording /nonexistent.jsonl"},
