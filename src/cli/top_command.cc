@@ -36,6 +36,19 @@ struct TopArgs {
   std::string remote_ca;
   bool remote_insecure = false;
   std::string prometheus;
+  bool remote_given = false;  // also when given empty: that is a mistake to name
+  bool prometheus_given = false;
+};
+
+// The source the flags name, checked before the terminal is (a bad URL is
+// said as such, also without a terminal).
+struct TopSource {
+  bool remote = false;
+  bool prometheus = false;
+#if GPUWATCH_TUI_HTTP
+  tui::PrometheusSource prometheus_source;
+  std::vector<tui::RemoteEndpoint> endpoints;
+#endif
 };
 
 int Usage(std::string_view what) {
@@ -68,48 +81,62 @@ Result<std::string> RemotePassword(const TopArgs& a) {
 }
 #endif
 
-Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopArgs& a,
-                                            std::chrono::milliseconds interval) {
-  const bool remote = !a.remote.empty();
-  const bool prometheus = !a.prometheus.empty();
+Result<TopSource> ParseSource(const CommonArgs& common, const TopArgs& a) {
+  TopSource t;
+  t.remote = a.remote_given;
+  t.prometheus = a.prometheus_given;
   const bool local_flags = common.demo || !common.scenario.empty() || !common.replay.empty();
-  if (remote + prometheus + local_flags > 1) {
+  if (t.remote + t.prometheus + local_flags > 1) {
     return Status::InvalidArgument(
         "--remote, --prometheus and --demo / --scenario / --replay each name the source: give one");
   }
+  if (!t.remote && !t.prometheus) return t;
+#if GPUWATCH_TUI_HTTP
+  if (t.prometheus) {
+    auto source = tui::ParsePrometheusUrl(a.prometheus);
+    if (!source) return Status::InvalidArgument("--prometheus: " + source.error().message());
+    t.prometheus_source = std::move(*source);
+    return t;
+  }
+  auto endpoints = tui::ParseEndpoints(a.remote);
+  if (!endpoints) return Status::InvalidArgument("--remote: " + endpoints.error().message());
+  t.endpoints = std::move(*endpoints);
+  return t;
+#else
+  return Status::InvalidArgument(
+      "--remote and --prometheus need HTTP: this gpuwatch was built without cpp-httplib");
+#endif
+}
+
+Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopArgs& a,
+                                            TopSource parsed, std::chrono::milliseconds interval) {
   auto warn = [](const std::string& message) {
     std::cerr << "gpuwatch: warning: " << message << "\n";
   };
   engine::PipelineOptions pipeline;
   pipeline.rules = a.rules;
   pipeline.log = [](std::string_view) {};  // alerts show in the events pane
-  if (remote || prometheus) {
 #if GPUWATCH_TUI_HTTP
+  if (parsed.remote || parsed.prometheus) {
     auto password = RemotePassword(a);
     if (!password) return password.error();
-    if (prometheus) {
-      auto source = tui::ParsePrometheusUrl(a.prometheus);
-      if (!source) return Status::InvalidArgument("--prometheus: " + source.error().message());
-      source->user = a.remote_user;
-      source->password = *password;
-      source->ca_file = a.remote_ca;
-      source->insecure = a.remote_insecure;
-      return tui::StartPrometheusFeed(std::move(*source), interval);
+    if (parsed.prometheus) {
+      tui::PrometheusSource& source = parsed.prometheus_source;
+      source.user = a.remote_user;
+      source.password = *password;
+      source.ca_file = a.remote_ca;
+      source.insecure = a.remote_insecure;
+      return tui::StartPrometheusFeed(std::move(source), interval);
     }
-    auto endpoints = tui::ParseEndpoints(a.remote);
-    if (!endpoints) return Status::InvalidArgument("--remote: " + endpoints.error().message());
-    for (tui::RemoteEndpoint& e : *endpoints) {
+    for (tui::RemoteEndpoint& e : parsed.endpoints) {
       e.user = a.remote_user;
       e.password = *password;
       e.ca_file = a.remote_ca;
       e.insecure = a.remote_insecure;
     }
-    return tui::StartRemoteFeed(std::move(*endpoints), interval);
-#else
-    return Status::InvalidArgument(
-        "--remote and --prometheus need HTTP: this gpuwatch was built without cpp-httplib");
-#endif
+    return tui::StartRemoteFeed(std::move(parsed.endpoints), interval);
   }
+#endif
   if (!common.replay.empty()) {
     tui::ReplayFeedOptions options;
     options.path = common.replay;
@@ -148,6 +175,8 @@ int RunTop(const CommonArgs& common, const TopArgs& a) {
     if (!t) return Usage(t.error().message());
     theme = *t;
   }
+  auto source = ParseSource(common, a);
+  if (!source) return Usage(source.error().message());
   // Before anything starts: a terminal that cannot show the view.
   if (auto problem = tui::TerminalProblem()) {
     std::cerr << "gpuwatch top: " << *problem
@@ -160,7 +189,7 @@ int RunTop(const CommonArgs& common, const TopArgs& a) {
   // each has touched; two arenas serve these mostly idle threads.
   mallopt(M_ARENA_MAX, 2);
   engine::CatchSignals();
-  auto feed = OpenFeed(common, a, *interval);
+  auto feed = OpenFeed(common, a, std::move(*source), *interval);
   if (!feed) {
     std::cerr << "gpuwatch top: " << feed.error().message() << "\n";
     return ExitStatusFor(feed.error());
@@ -208,6 +237,8 @@ Runner AddTopCommand(CLI::App& app, const CommonArgs& common) {
                 "Draw the fleet from the Prometheus that scrapes every gpuwatch (its URL)");
   return [t, &common, args]() -> int {
     if (!t->parsed()) return -1;
+    args->remote_given = t->count("--remote") > 0;
+    args->prometheus_given = t->count("--prometheus") > 0;
     return RunTop(common, *args);
   };
 }

@@ -1,6 +1,6 @@
 // nvidia-smi's --query-gpu / --query-compute-apps language: field names,
 // headers with units, and values written exactly as nvidia-smi writes them
-// (../shared/reference/nvidia-smi-h200/). Pure functions.
+// (as nvidia-smi 580 on an H200 writes them; tests/golden/query_*.csv). Pure functions.
 #pragma once
 
 #include <chrono>

@@ -98,4 +98,30 @@ std::string Fit(std::string_view text, int n, bool unicode) {
   return out + (unicode ? "…" : "~");
 }
 
+std::vector<std::string> Wrap(std::string_view text, int n, int max_lines, bool unicode) {
+  std::vector<std::string> lines;
+  if (n <= 0 || max_lines <= 0) return lines;
+  while (!text.empty() && static_cast<int>(lines.size()) < max_lines) {
+    while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+    if (text.empty()) break;
+    // The byte where n code points end, and the last space within them.
+    std::size_t end = 0, space = std::string_view::npos;
+    for (int k = 0; k < n && end < text.size(); ++k) {
+      if (text[end] == ' ') space = end;
+      NextGlyph(text, end);
+    }
+    std::size_t cut = end;
+    if (end < text.size() && text[end] != ' ' && space != std::string_view::npos && space > 0) {
+      cut = space;
+    }
+    if (static_cast<int>(lines.size()) + 1 == max_lines && cut < text.size()) {
+      lines.push_back(Fit(text, n, unicode));
+      break;
+    }
+    lines.emplace_back(text.substr(0, cut));
+    text.remove_prefix(cut);
+  }
+  return lines;
+}
+
 }  // namespace gpuwatch::tui

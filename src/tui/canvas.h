@@ -65,5 +65,9 @@ class Canvas {
 // `n` of them, with "…" (or "~" in ASCII) as the last when cut.
 int Columns(std::string_view text);
 std::string Fit(std::string_view text, int n, bool unicode);
+// `text` in lines of at most `n` code points, broken at spaces (a longer
+// word is cut), at most `max_lines` of them: the last Fit with "…" when
+// more was left.
+std::vector<std::string> Wrap(std::string_view text, int n, int max_lines, bool unicode);
 
 }  // namespace gpuwatch::tui

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "core/printable.h"
+#include "tui/connect_reason.h"
 
 namespace gpuwatch::tui {
 namespace {
@@ -132,6 +133,28 @@ Result<PrometheusSource> ParsePrometheusUrl(std::string_view url) {
   return s;
 }
 
+namespace {
+
+// "http://host:9090" -> host, 9090; "https://[::1]" -> ::1, 443.
+std::pair<std::string, int> HostAndPort(std::string_view origin) {
+  const bool tls = origin.starts_with("https://");
+  std::string_view rest = origin.substr(origin.find("://") + 3);
+  int port = tls ? 443 : 80;
+  std::string_view host = rest;
+  const std::size_t close = rest.rfind(']');
+  const std::size_t colon = rest.rfind(':');
+  if (colon != std::string_view::npos && (close == std::string_view::npos || colon > close)) {
+    host = rest.substr(0, colon);
+    std::from_chars(rest.data() + colon + 1, rest.data() + rest.size(), port);
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  return {std::string(host), port};
+}
+
+}  // namespace
+
 Result<std::vector<HostState>> FetchFleet(const PrometheusSource& source) {
   const std::size_t scheme_end = source.url.find("://");
   const std::size_t path_start =
@@ -163,8 +186,12 @@ Result<std::vector<HostState>> FetchFleet(const PrometheusSource& source) {
     auto res = client.Post(path, httplib::Headers{{"Accept", "application/json"}},
                            httplib::Params{{"query", promql}});
     if (!res) {
-      return Status::Unavailable(fmt::format("Prometheus at {} unreachable: {}", source.url,
-                                             httplib::to_string(res.error())));
+      std::string why = httplib::to_string(res.error());
+      if (res.error() == httplib::Error::Connection) {
+        const auto [host, port] = HostAndPort(origin);
+        if (std::string w = WhyNoConnection(host, port, source.timeout); !w.empty()) why = w;
+      }
+      return Status::Unavailable(fmt::format("Prometheus at {} unreachable: {}", source.url, why));
     }
     if (res->status == 401 || res->status == 403) {
       return Status::PermissionDenied(

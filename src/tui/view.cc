@@ -135,9 +135,12 @@ void MainScreen(const HostView& host, const RenderInput& in, Canvas& c, int y, L
   const int bottom = c.height() - 1;  // the footer's row
   const Snapshot* s = host.state.snapshot.get();
   if (s == nullptr) {
-    c.Put(1, y + 1,
-          host.state.down.empty() ? "waiting for the first sample..." : "down: " + host.state.down,
-          host.state.down.empty() ? Style::kDim : Style::kBad);
+    const std::string what =
+        host.state.down.empty() ? "waiting for the first sample..." : "down: " + host.state.down;
+    int row = y + 1;
+    for (const std::string& line : Wrap(what, c.width() - 2, bottom - row, in.state.unicode)) {
+      c.Put(1, row++, line, host.state.down.empty() ? Style::kDim : Style::kBad);
+    }
     return;
   }
   if (!host.state.down.empty()) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `gpuwatch top` on the H200 (issue 15), through the device tool; carry
 # .devtree (bin/gpuwatch and bin/tmux built or taken here, lib/ with what the
-# GPU machine lacks) and .peers (../shared/peers: nvtop's .deb, nvitop).
+# GPU machine lacks) and .peers (the peers' sources, not in this repository:
+# nvtop's .deb, nvitop).
 #  1. Screens: top at 80x24 and 120x40 next to a torch job, its process view,
 #     captured with tmux into $OUT/top_h200_screens.txt.
 #  2. Cost: top, nvtop 3.0.1 and nvitop at a 1 s refresh, each 60 s on a

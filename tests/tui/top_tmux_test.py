@@ -463,6 +463,17 @@ def case_replay():
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def kill_children():
+    """Every process a case started (its whole group), gone."""
+    for p in CHILDREN:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except OSError:
+                p.kill()
+            p.wait()
+
+
 def main():
     fn = globals().get("case_" + CASE)
     if fn is None:
@@ -474,13 +485,7 @@ def main():
         print("FAIL %s: %s" % (CASE, e))
         return 1
     finally:
-        for p in CHILDREN:
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGKILL)
-                except OSError:
-                    p.kill()
-                p.wait()
+        kill_children()
     print("ok %s" % CASE)
     return 0
 

@@ -295,6 +295,41 @@ TEST(TopView, TheHelpScreenListsEveryKey) {
   EXPECT_EQ(HandleKey('q', st, m, d.layout, {}).kind, Action::Kind::kQuit);
 }
 
+TEST(TopView, WrapBreaksAtSpacesWithinTheWidthAndSaysWhenItCut) {
+  const std::string text =
+      "down: POST http://127.0.0.1:9835/api/v1/query: HTTP 405: not a Prometheus API answer";
+  const auto lines = Wrap(text, 40, 10, true);
+  std::string joined;
+  for (const std::string& l : lines) {
+    EXPECT_LE(Columns(l), 40) << l;
+    joined += (joined.empty() ? "" : " ") + l;
+  }
+  EXPECT_EQ(joined, text);
+  EXPECT_EQ(lines[0], "down: POST");  // the URL is longer than what is left of the line
+  const auto cut = Wrap(text, 30, 2, true);
+  ASSERT_EQ(cut.size(), 2u);
+  EXPECT_EQ(cut[1].substr(cut[1].size() - 3), "…");
+  EXPECT_EQ(Wrap(std::string(70, 'x'), 30, 5, false).size(), 3u);  // a word longer than a line
+  EXPECT_TRUE(Wrap("", 30, 5, true).empty());
+}
+
+TEST(TopView, AHostDownBeforeItsFirstAnswerShowsTheWholeReason) {
+  TopModel m;
+  m.kind = SourceKind::kRemote;
+  m.hosts.emplace_back();
+  m.hosts.back().state.label = "prometheus";
+  const std::string why =
+      "POST http://127.0.0.1:9835/api/v1/query: HTTP 405: not a Prometheus API answer: no "
+      "\"status\" (\"{\"error\":\"gpuwatch serve is read-only: only GET and HEAD\"}\")";
+  m.hosts.back().state.down = why;
+  ViewState st;
+  const std::string text = Draw(m, st, 80, 24).canvas.Text();
+  // Over three lines, broken at spaces, nothing lost.
+  EXPECT_THAT(text, HasSubstr("\n down: POST http://127.0.0.1:9835/api/v1/query: HTTP 405: not a"))
+      << text;
+  EXPECT_THAT(text, HasSubstr("read-only: only GET and\n HEAD\"}\")\n")) << text;
+}
+
 TEST(TopKeys, MouseSelectsARowAndTheWheelScrolls) {
   const TopModel m = DemoModel();
   ViewState st;
