@@ -86,11 +86,13 @@ void MainLine(const DeviceSample& d, const HostState& host, const RenderInput& i
   } else if (!d.mig_index) {
     cur.Put(u ? "        —" : "        -", Style::kDim);
   }
+  // STALE first: it qualifies every number on the line, and a narrow line
+  // cuts what comes last.
+  if (stale) cur.Put(" STALE", Style::kWarn);
   const auto reasons = NumberOf(f[FieldId::kClockEventReasons]);
   if (ThrottleStyle(reasons) == Style::kBad || ThrottleStyle(reasons) == Style::kWarn) {
     cur.Put(compact ? " THR" : " THROTTLED", ThrottleStyle(reasons));
   }
-  if (stale) cur.Put(" STALE", Style::kWarn);
   if (d.health == DeviceHealth::kError) cur.Put(" ERROR", Style::kBad);
 }
 

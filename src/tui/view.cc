@@ -114,7 +114,7 @@ void Footer(const RenderInput& in, Canvas& c) {
   std::string text = st.message;
   if (text.empty()) {
     text = "q quit  h help  / filter  t tree  <> sort  Enter process  Space tag";
-    if (!st.readonly) text += "  T/K/I signal";
+    if (!st.readonly && in.model.local()) text += "  T/K/I signal";
     if (!st.filter.empty()) text = "filter \"" + st.filter + "\" (Esc clears)  " + text;
   }
   c.Put(0, y, Fit(text, c.width(), u), st.message.empty() ? Style::kDim : Style::kWarn);

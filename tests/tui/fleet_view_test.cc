@@ -144,6 +144,35 @@ TEST(TopFleet, EveryColumnSortsByKeysAndClicksAndTheFreestStaysMarked) {
   EXPECT_TRUE(st.reverse);
 }
 
+TEST(TopFleet, SignalKeysAreOfferedOnlyForThisMachinesProcesses) {
+  const TopModel remote = TwoHosts();
+  ViewState st;
+  const Drawn d = Draw(remote, st, 120, 40);
+  EXPECT_THAT(d.canvas.Line(39), HasSubstr("q quit"));
+  EXPECT_THAT(d.canvas.Line(39), ::testing::Not(HasSubstr("T/K/I")));
+  ViewState local;
+  EXPECT_THAT(Draw(DemoModel(), local, 120, 40).canvas.Line(39), HasSubstr("T/K/I signal"));
+}
+
+TEST(TopFleet, ADownHostsGpusSayStaleBeforeAnythingThatMayBeCut) {
+  TopModel m = TwoHosts();
+  m.hosts.back().state.down = "connection refused";
+  ViewState st;
+  st.tab = 2;  // the down host's own tab
+  const Drawn d = Draw(m, st, 120, 40);
+  int stale = 0;
+  for (int y = 0; y < 40; ++y) {
+    const std::string line = d.canvas.Line(y);
+    if (line.find("STALE") == std::string::npos) continue;
+    ++stale;
+    const auto thr = line.find("THR");
+    if (thr != std::string::npos) {
+      EXPECT_LT(line.find("STALE"), thr) << line;
+    }
+  }
+  EXPECT_GE(stale, 8) << d.canvas.Text();  // each of its 8 GPUs (and MIG instances)
+}
+
 TEST(TopFleet, TheHostColumnSortsByNameAndProcsByCount) {
   TopModel m = TwoHosts();
   ViewState st;

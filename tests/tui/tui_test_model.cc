@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
 #include "engine/source.h"
 #include "sampler/collect.h"
 
@@ -16,13 +19,16 @@ HostView DemoHost() {
   HostView h;
   h.state.label = "demo-host";
   h.state.hostname = "demo-host";
+  // At fixed scenario times (100 s, 101 s): the demo's sawtooths then give
+  // the same values, and the same order, whenever the test runs.
   for (int i = 0; i < 2; ++i) {
+    setenv("GPUWATCH_FAKE_TIME", std::to_string(100 + i).c_str(), 1);
     auto snap = std::make_shared<Snapshot>(
         CollectOnce(*source->backend, source->resolver.get(), CollectOptions{}));
-    snap->time += std::chrono::seconds(i);
     h.history.Add(*snap);
     h.state.snapshot = snap;
   }
+  unsetenv("GPUWATCH_FAKE_TIME");
   return h;
 }
 
