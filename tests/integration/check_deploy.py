@@ -219,7 +219,8 @@ def check_systemd(gpuwatch):
                       ("PrivateTmp", "yes"), ("NoNewPrivileges", "yes"), ("StateDirectory", "gpuwatch"),
                       ("RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"),
                       ("SystemCallFilter", "@system-service"), ("Restart", "on-failure"),
-                      ("ExecReload", "/bin/kill -HUP $MAINPID"), ("ReadWritePaths", "/var/lib/gpuwatch")):
+                      ("ExecReload", "/bin/kill -HUP $MAINPID"), ("ReadWritePaths", "/var/lib/gpuwatch"),
+                      ("RuntimeDirectory", "gpuwatch"), ("RuntimeDirectoryMode", "0755")):
         check(unit_value(text, key) == [want], f"systemd: {key}={want}", str(unit_value(text, key)))
     check(any(v.startswith("char-nvidia") and v.endswith(" rw") for v in unit_value(text, "DeviceAllow")),
           "systemd: DeviceAllow for the NVIDIA device group, rw")
