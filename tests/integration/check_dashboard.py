@@ -35,6 +35,7 @@ EXPORTER_SERIES = {
     "gpuwatch_leak_rate_bytes_per_second", "gpuwatch_time_to_oom_seconds",
     "gpuwatch_exporter_last_sample_age_seconds", "gpuwatch_exporter_sample_duration_seconds",
     "gpuwatch_exporter_scrapes_total", "gpuwatch_exporter_nvml_errors_total", "gpuwatch_devices",
+    "gpuwatch_exporter_build_info",
 }
 # Series Prometheus writes itself.
 PROMETHEUS_SERIES = {"up", "scrape_duration_seconds", "scrape_samples_scraped", "ALERTS"}

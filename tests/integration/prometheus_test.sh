@@ -17,7 +17,7 @@
 # all for host-c); every Grafana panel query and variable of
 # deploy/grafana/gpuwatch-dashboard.json answers with data and every metric it
 # and the rules use is exported; and GpuwatchExporterDown fires for host-c
-# once its gpuwatch is stopped.
+# once its gpuwatch is stopped, with its hostname.
 #
 # Prints `ok - ...` / `not ok - ...` per check and `N passed, M failed`; exits 0
 # only when every check passed (77, for ctest's SKIP_RETURN_CODE, when
@@ -261,12 +261,12 @@ kill -TERM "${pid_of[host-c]}"
 deadline=$((SECONDS + 60))
 down=""
 while [ $SECONDS -lt $deadline ]; do
-  down=$(q 'ALERTS{alertstate="firing",alertname="GpuwatchExporterDown"}' instance severity)
+  down=$(q 'ALERTS{alertstate="firing",alertname="GpuwatchExporterDown"}' instance severity hostname)
   [ -n "$down" ] && break
   sleep 1
 done
-expect "GpuwatchExporterDown fires for host-c's target once its gpuwatch stops" \
-  "$down" "127.0.0.1:${port[host-c]} warning 1"
+expect "GpuwatchExporterDown fires for host-c's target once its gpuwatch stops, named host-c" \
+  "$down" "127.0.0.1:${port[host-c]} warning host-c 1"
 if wait "${pid_of[host-c]}"; then ok "host-c's gpuwatch exits 0 on SIGTERM"; else
   not_ok "host-c's gpuwatch exits 0 on SIGTERM (status $?)"
 fi
