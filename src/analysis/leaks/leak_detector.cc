@@ -160,6 +160,7 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
   if (!slope) return r;
   const TrendTest trend = MannKendall(points);
   LeakEstimate& e = r.estimate;
+  r.trend = slope->slope;
   e.rate_bytes_per_s = slope->slope;
   e.rate_low_bytes_per_s = slope->low;
   e.rate_high_bytes_per_s = slope->high;
@@ -211,7 +212,7 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
       points.push_back({static_cast<double>(points.size()) * f.window_s(), f.points()[k].value});
     }
     const auto slope = TheilSen(points);
-    return !slope || slope->slope >= options_.half_share * r.estimate.rate_bytes_per_s;
+    return !slope || slope->slope >= options_.half_share * r.trend;
   }
   return true;
 }
@@ -275,6 +276,19 @@ bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
          options_.update_share * std::fabs(reported_rate_);
 }
 
+// An update needs the evidence a first report of its rate would: a
+// forecast's (T <= urgency × span, within the horizon) or a verdict's span.
+// News that memory runs out sooner comes as fast as the danger; news that it
+// runs out later waits for as much evidence as a verdict at that rate (a
+// shorter span of a bursty or aliased floor reads the beat, not the rate).
+bool LeakDetector::Warrants(const SpanResult& r) const {
+  const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
+  if (t && *t <= options_.urgency * r.span_s && *t <= Seconds(options_.forecast_horizon)) {
+    return true;
+  }
+  return r.span_s + kEpsilon >= VerdictSpan(t);
+}
+
 void LeakDetector::Report(const SpanResult& r, double t_s) {
   reported_rate_ = r.estimate.rate_bytes_per_s;
   const auto t = TimeToFull(reported_rate_);
@@ -309,7 +323,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       if (r.steady && (any_steady == nullptr || r.span_s > any_steady->span_s + kEpsilon)) {
         any_steady = &r;
       }
-      const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
+      const auto t = TimeToFull(r.trend);
       // A forecast needs growth at one rate, not a step on a slow rise.
       if (r.steady && t && *t <= options_.urgency * r.span_s &&
           *t <= Seconds(options_.forecast_horizon)) {
@@ -373,7 +387,8 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // A standing verdict or forecast is re-reported when the predicted time of
   // full has moved on two decisions in a row (one is noise).
   auto update = [&](LeakChange change) {
-    moved_ = rate && rate->steady && rising && Moved(*rate, t_s) ? moved_ + 1 : 0;
+    moved_ =
+        rate && rate->steady && rising && Warrants(*rate) && Moved(*rate, t_s) ? moved_ + 1 : 0;
     if (moved_ < 2) return;
     moved_ = 0;
     Report(*rate, t_s);

@@ -38,7 +38,9 @@
 // The rate reported is that of the longest steady span that agrees with the
 // shortest ones. A standing forecast or verdict is updated when its predicted
 // time of full moves by more than a quarter and the rate it gave is outside
-// the new rate's ~95 % interval. docs/leaks.md explains the defaults.
+// the new rate's ~95 % interval, on a span that would qualify a first report
+// at the new rate (a forecast's or a verdict's). docs/leaks.md explains the
+// defaults.
 // Not thread-safe; one owner.
 #pragma once
 
@@ -149,6 +151,7 @@ class LeakDetector {
  private:
   struct SpanResult {
     LeakEstimate estimate;
+    double trend = 0;  // Theil–Sen slope (the tests'; the estimate's rate is least squares)
     double span_s = 0;
     bool sustained = false;
     bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
@@ -168,6 +171,7 @@ class LeakDetector {
   double VerdictSpan(std::optional<double> time_to_full_s) const;
   std::vector<LeakChange> Decide(double t_s);
   bool Moved(const SpanResult& now, double t_s) const;
+  bool Warrants(const SpanResult& r) const;
   void Report(const SpanResult& r, double t_s);
 
   LeakOptions options_;

@@ -31,6 +31,7 @@ struct Outcome {
   int forecasts = 0;
   int suspicions = 0;
   int updates = 0;
+  std::optional<double> first_update_at;
 };
 
 // Feeds `used(t)` every `step_s` up to `until_s`; the device holds `used(t)`
@@ -66,6 +67,7 @@ Outcome Feed(LeakDetector& d, double until_s, const std::function<double(double)
         case LeakChange::kUpdated:
         case LeakChange::kForecastUpdated:
           ++r.updates;
+          if (!r.first_update_at) r.first_update_at = t;
           break;
       }
     }
@@ -296,6 +298,26 @@ TEST(LeakDetector, AForecastIsUpdatedWhenTheRateChanges) {
   ASSERT_TRUE(r.forecast_at);
   EXPECT_GE(r.updates, 1);
   EXPECT_NEAR(d.estimate().rate_bytes_per_s, 4 * kGiB / 60, 0.25 * 4 * kGiB / 60);
+}
+
+TEST(LeakDetector, AVerdictsRateFallsOnlyOnAsMuchEvidenceAsAVerdictAtTheLowerRate) {
+  // 200 MiB/min for 45 minutes, then 50 MiB/min under a 1 GiB sawtooth and
+  // noise. News that memory runs out later needs the span a verdict at the
+  // lower rate needs (30 min: its time to full is days), not the few minutes
+  // of flatter floor a burst or an aliased sawtooth also shows; it comes then.
+  LeakDetector d;
+  const auto noise = UniformNoise(5, 64 * kMiB);
+  constexpr double kChange = 45 * 60;
+  const Outcome r = Feed(d, kChange + 90 * 60, [&](double t) {
+    const double fast = 200 * kMiB / 60, slow = 50 * kMiB / 60;
+    return 30 * kGiB + (t < kChange ? fast * t : fast * kChange + slow * (t - kChange)) +
+           Tooth(t, kGiB, 1.3) + noise(t);
+  });
+  ASSERT_TRUE(r.suspected_at);
+  ASSERT_LT(*r.suspected_at, kChange);
+  ASSERT_TRUE(r.first_update_at);
+  EXPECT_GE(*r.first_update_at, kChange + 25 * 60);
+  EXPECT_NEAR(d.estimate().rate_bytes_per_s, 50 * kMiB / 60, 0.25 * 50 * kMiB / 60);
 }
 
 TEST(LeakDetector, ClearsAVerdictOnlyAfterTheFloorHasBeenFlatForClearAfter) {
