@@ -34,12 +34,12 @@ Result<Source> OpenSourceWaiting(const CommonArgs& args, OpenWait wait) {
   return engine::OpenSourceWaiting(args, wait);
 }
 
-bool UseColor(const CommonArgs& args) {
+bool UseColor(const CommonArgs& args, int fd) {
   if (args.color == "always") return true;
   if (args.color == "never") return false;
   const char* no_color = std::getenv("NO_COLOR");
   const char* term = std::getenv("TERM");
-  return isatty(STDOUT_FILENO) != 0 && (no_color == nullptr || *no_color == '\0') &&
+  return isatty(fd) != 0 && (no_color == nullptr || *no_color == '\0') &&
          !(term != nullptr && std::string_view(term) == "dumb");
 }
 

@@ -32,7 +32,7 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args);
 // unless `wait` says when to give up itself.
 Result<Source> OpenSourceWaiting(const CommonArgs& args, OpenWait wait);
 
-bool UseColor(const CommonArgs& args);
+bool UseColor(const CommonArgs& args, int fd = 1);
 
 // Exit statuses shared by all commands.
 inline constexpr int kExitOk = 0;

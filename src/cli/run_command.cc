@@ -20,6 +20,7 @@
 #include "analysis/job/job_summary.h"
 #include "cli/claim_options.h"
 #include "cli/commands.h"
+#include "cli/log_colors.h"
 #include "cli/pipeline.h"
 #include "cli/run_args.h"
 #include "cli/run_gpus.h"
@@ -46,10 +47,13 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   if (Status st = CheckRunArgs(common, args, job); !st.ok()) return Usage(st.message());
   args.outputs.hostname = Hostname();
   Terminal terminal(std::cerr, "gpuwatch: ");
+  const LogColors colors(UseColor(common, STDERR_FILENO));
   if (args.quiet) {
     args.outputs.log = [](std::string_view) {};
   } else {
-    args.outputs.log = [&terminal](std::string_view line) { terminal.Line(line); };
+    args.outputs.log = [&terminal, &colors](std::string_view line) {
+      terminal.Line(colors.Logged(line));
+    };
   }
   auto pipeline = Pipeline::Open(
       args.outputs, [](const std::string& m) { std::cerr << "gpuwatch: warning: " << m << "\n"; });
@@ -125,7 +129,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   engine::JobHooks hooks;
   hooks.take_signal = engine::TakeSignal;
   hooks.event = [&](const Event& e) {
-    if (engine::NotableJobEvent(e) && !args.quiet) terminal.Line(EventLogLine(e));
+    if (engine::NotableJobEvent(e) && !args.quiet) terminal.Line(colors.Event(e, EventLogLine(e)));
   };
   hooks.notice = [&](const std::string& line) {
     if (!args.quiet) terminal.Line(line);

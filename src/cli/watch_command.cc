@@ -1,6 +1,6 @@
 // `gpuwatch watch`: sample every GPU at an interval until Ctrl-C or
 // --duration; print log lines and events (alerts, diagnoses, leaks), write
-// CSV / JSON Lines / SQLite history.
+// CSV / JSON Lines / SQLite history. --quiet leaves the events only.
 // Every snapshot goes through the pipeline once, in order: with --replay every
 // recorded sample, at the pace --replay-speed sets (-i does not apply).
 // Ctrl-C flushes every output before exit.
@@ -10,6 +10,7 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/log_colors.h"
 #include "cli/pipeline.h"
 #include "cli/terminal.h"
 #include "engine/signals.h"
@@ -47,11 +48,10 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   }
   args.outputs.hostname = SourceHostname(common);  // a replay keeps the recorded machine's
   Terminal terminal(std::cout);
-  if (args.quiet) {
-    args.outputs.log = [](std::string_view) {};
-  } else {
-    args.outputs.log = [&terminal](std::string_view line) { terminal.Line(line); };
-  }
+  const LogColors colors(UseColor(common));
+  args.outputs.log = [&terminal, &colors](std::string_view line) {
+    terminal.Line(colors.Logged(line));
+  };
   auto pipeline = Pipeline::Open(args.outputs, [](const std::string& message) {
     std::cerr << "gpuwatch: warning: " << message << "\n";
   });
@@ -94,13 +94,13 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
       continue;
     }
     if (!args.quiet) {
-      for (const auto& d : snap->devices) terminal.Line(LogLine(*snap, d));
+      for (const auto& d : snap->devices) terminal.Line(colors.Sample(d, LogLine(*snap, d)));
     }
     for (const auto& e : (*pipeline)->Observe(snap)) {
       // Alerts are written by their rules' `log` action.
       const bool alert =
           e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kAlertResolved;
-      if (!args.quiet && !alert) terminal.Line(EventLogLine(e));
+      if (!alert) terminal.Line(colors.Event(e, EventLogLine(e)));
     }
   }
   sampler.Stop();
@@ -124,7 +124,8 @@ Runner AddWatchCommand(CLI::App& app, const CommonArgs& common) {
                 "Time between samples (10ms and up; e.g. 500ms, 1s)");
   w->add_option("--duration", args->duration, "Stop after this long (e.g. 10m)");
   AddPipelineOptions(*w, args->outputs);
-  w->add_flag("-q,--quiet", args->quiet, "No log lines on the terminal");
+  w->add_flag("-q,--quiet", args->quiet,
+              "Events only (alerts, diagnoses, leaks, GPUs lost): no line per GPU per sample");
   return [w, &common, args]() -> int {
     if (!w->parsed()) return -1;
     return RunWatch(common, *args);

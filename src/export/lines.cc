@@ -39,7 +39,7 @@ std::string LogLine(const Snapshot& s, const DeviceSample& d) {
   auto pct = [](const Reading& r) {
     return r.is_number() ? fmt::format("{:.1f}%", r.number() * 100) : "N/A";
   };
-  std::string line = fmt::format("[{}] GPU-{}", Clock(s.time), d.index);
+  std::string line = fmt::format("[{}] GPU {}", Clock(s.time), d.index);
   if (d.health == DeviceHealth::kLost) return line + ": LOST (" + Printable(d.health_detail) + ")";
   if (d.health == DeviceHealth::kStale) {
     return line + ": STALE (" + Printable(d.health_detail) + ")";
@@ -56,7 +56,7 @@ std::string LogLine(const Snapshot& s, const DeviceSample& d) {
 
 std::string EventLogLine(const Event& e) {
   std::string where;
-  if (e.gpu) where = fmt::format(" GPU-{}", *e.gpu);
+  if (e.gpu) where = fmt::format(" GPU {}", *e.gpu);
   // Messages carry process names and what jobs sent: one line, no escapes.
   return Printable(fmt::format("[{}] {} {}{}: {}", Clock(e.time), EventKindName(e.kind), e.source,
                                where, e.message));

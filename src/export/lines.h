@@ -1,5 +1,5 @@
 // Per-sample text outputs of `watch` and `run`, pure functions of a snapshot:
-//   log lines   "[14:23:05] GPU-0: Mem=68.2% Util=72.1% Temp=69°C Power=412W"
+//   log lines   "[14:23:05] GPU 0: Mem=68.2% Util=72.1% Temp=69°C Power=412W"
 //   CSV         stable columns (docs/outputs.md), one row per GPU per sample
 //   JSON Lines  schema "gpuwatch.jsonl/1": a header line with the static facts,
 //               then one "sample" line per snapshot and one "event" line per event

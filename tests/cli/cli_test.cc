@@ -319,7 +319,7 @@ TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
       << "attribution is recorded";
   const CmdResult watch = Gpuwatch("watch --replay " + rec.string() + " --replay-speed 0 -i 10ms");
   EXPECT_EQ(watch.code, 0) << "ends with the recording";
-  EXPECT_NE(watch.out.find("GPU-0: Mem=43.1%"), std::string::npos) << watch.out;
+  EXPECT_NE(watch.out.find("GPU 0: Mem=43.1%"), std::string::npos) << watch.out;
   EXPECT_EQ(Gpuwatch("run --replay " + rec.string() + " -- true").code, 2);
   EXPECT_EQ(Gpuwatch("--replay " + rec.string() + " --demo").code, 2);
   fs::remove(rec);

@@ -129,7 +129,7 @@ TEST_F(CliReplayEverySample, WatchAboveSpeedZeroKeepsEverySampleWhateverTheInter
   EXPECT_EQ(hostname, "rec-node-7");
   std::size_t log_lines = 0;
   for (const std::string& line : Lines(r.out))
-    log_lines += line.find("] GPU-0: Mem=") != std::string::npos;
+    log_lines += line.find("] GPU 0: Mem=") != std::string::npos;
   EXPECT_EQ(log_lines, static_cast<std::size_t>(kSamples)) << "one log line per sample";
 }
 

@@ -26,7 +26,7 @@ TEST(CliWatch, WritesCsvAndJsonLinesForADuration) {
                                (dir / "a.csv").string() + " --jsonl " + (dir / "a.jsonl").string());
   ASSERT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("DEMO", 0), 0u);
-  EXPECT_EQ(r.out.find("GPU-0: Mem="), std::string::npos) << "--quiet";
+  EXPECT_EQ(r.out.find("GPU 0: Mem="), std::string::npos) << "--quiet";
   const auto csv = Lines(Slurp(dir / "a.csv"));
   ASSERT_GE(csv.size(), 5u) << "header + 2 GPUs x at least 2 samples";
   EXPECT_EQ(csv[0].rfind("time,sequence,gpu,uuid,", 0), 0u);
@@ -64,9 +64,26 @@ TEST(CliWatch, PrintsLogLinesAndDeviceEvents) {
       Gpuwatch("watch --scenario scenarios/test/lost.yaml --color=never -i 50ms --duration 180ms",
                "GPUWATCH_FAKE_TIME=15");
   ASSERT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("GPU-0: Mem="), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("GPU-1: LOST"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("device_lost sampler GPU-1: GPU 1 lost"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 0: Mem="), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPU 1: LOST"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("device_lost sampler GPU 1: GPU 1 lost"), std::string::npos) << r.out;
+}
+
+TEST(CliWatch, QuietLeavesTheEventsAndColourMarksThem) {
+  const std::string cmd = "watch --scenario scenarios/test/lost.yaml -q -i 50ms --duration 180ms";
+  const CmdResult coloured = Gpuwatch(cmd + " --color=always", "GPUWATCH_FAKE_TIME=15");
+  ASSERT_EQ(coloured.code, 0) << coloured.err;
+  EXPECT_EQ(coloured.out.find("GPU 0: Mem="), std::string::npos) << "--quiet: no sample lines";
+  EXPECT_NE(coloured.out.find("\033[1;31m["), std::string::npos) << coloured.out;
+  EXPECT_NE(coloured.out.find("device_lost sampler GPU 1: GPU 1 lost"), std::string::npos)
+      << coloured.out;
+  const CmdResult plain = Gpuwatch(cmd + " --color=never", "GPUWATCH_FAKE_TIME=15");
+  ASSERT_EQ(plain.code, 0) << plain.err;
+  EXPECT_NE(plain.out.find("device_lost sampler GPU 1: GPU 1 lost"), std::string::npos);
+  EXPECT_EQ(plain.out.find('\033'), std::string::npos) << plain.out;
+  // Not a terminal: auto is plain too.
+  const CmdResult piped = Gpuwatch(cmd, "GPUWATCH_FAKE_TIME=15");
+  EXPECT_EQ(piped.out.find('\033'), std::string::npos) << piped.out;
 }
 
 TEST(CliWatch, RulesFireOnceAndGoToEveryOutput) {

@@ -31,9 +31,9 @@ Snapshot Sample() {
 TEST(Lines, LogLineInTheSeedsFormat) {
   const Snapshot s = Sample();
   const std::string line = LogLine(s, s.devices[0]);
-  EXPECT_EQ(line.substr(10), " GPU-0: Mem=68.2% Util=72.1% Temp=69°C Power=412W") << line;
+  EXPECT_EQ(line.substr(10), " GPU 0: Mem=68.2% Util=72.1% Temp=69°C Power=412W") << line;
   EXPECT_EQ(line[0], '[');
-  EXPECT_NE(LogLine(s, s.devices[1]).find("GPU-1: LOST (GPU is lost)"), std::string::npos);
+  EXPECT_NE(LogLine(s, s.devices[1]).find("GPU 1: LOST (GPU is lost)"), std::string::npos);
 }
 
 TEST(Lines, CsvHasStableColumnsAndEmptyCellsForNotAvailable) {
@@ -93,7 +93,7 @@ TEST(Lines, JsonlSampleAndEventParseBack) {
   EXPECT_EQ(ev["type"], "event");
   EXPECT_EQ(ev["kind"], "alert_firing");
   EXPECT_EQ(ev["gpu"], 2);
-  EXPECT_EQ(EventLogLine(e).substr(10), " alert_firing gpu_memory_high GPU-2: GPU 2 memory at 93%");
+  EXPECT_EQ(EventLogLine(e).substr(10), " alert_firing gpu_memory_high GPU 2: GPU 2 memory at 93%");
 }
 
 TEST(Lines, EventLogLineIsOneLineWithoutEscapes) {
