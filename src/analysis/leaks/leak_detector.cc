@@ -160,7 +160,6 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
   if (!slope) return r;
   const TrendTest trend = MannKendall(points);
   LeakEstimate& e = r.estimate;
-  r.trend = slope->slope;
   e.rate_bytes_per_s = slope->slope;
   e.rate_low_bytes_per_s = slope->low;
   e.rate_high_bytes_per_s = slope->high;
@@ -212,7 +211,7 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
       points.push_back({static_cast<double>(points.size()) * f.window_s(), f.points()[k].value});
     }
     const auto slope = TheilSen(points);
-    return !slope || slope->slope >= options_.half_share * r.trend;
+    return !slope || slope->slope >= options_.half_share * r.estimate.rate_bytes_per_s;
   }
   return true;
 }
@@ -283,10 +282,13 @@ bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
 // shorter span of a bursty or aliased floor reads the beat, not the rate).
 bool LeakDetector::Warrants(const SpanResult& r) const {
   const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
-  if (t && *t <= options_.urgency * r.span_s && *t <= Seconds(options_.forecast_horizon)) {
-    return true;
-  }
-  return r.span_s + kEpsilon >= VerdictSpan(t);
+  return Urgent(t, r.span_s) || r.span_s + kEpsilon >= VerdictSpan(t);
+}
+
+// A time to full short enough, for a span this long, to be forecast.
+bool LeakDetector::Urgent(std::optional<double> time_to_full_s, double span_s) const {
+  return time_to_full_s && *time_to_full_s <= options_.urgency * span_s &&
+         *time_to_full_s <= Seconds(options_.forecast_horizon);
 }
 
 void LeakDetector::Report(const SpanResult& r, double t_s) {
@@ -323,10 +325,9 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       if (r.steady && (any_steady == nullptr || r.span_s > any_steady->span_s + kEpsilon)) {
         any_steady = &r;
       }
-      const auto t = TimeToFull(r.trend);
+      const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
       // A forecast needs growth at one rate, not a step on a slow rise.
-      if (r.steady && t && *t <= options_.urgency * r.span_s &&
-          *t <= Seconds(options_.forecast_horizon)) {
+      if (r.steady && Urgent(t, r.span_s)) {
         forecast_span_s = std::min(forecast_span_s.value_or(r.span_s), r.span_s);
       }
       // A verdict needs growth all through its span: halves within

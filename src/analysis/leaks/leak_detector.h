@@ -151,7 +151,6 @@ class LeakDetector {
  private:
   struct SpanResult {
     LeakEstimate estimate;
-    double trend = 0;  // Theil–Sen slope (the tests'; the estimate's rate is least squares)
     double span_s = 0;
     bool sustained = false;
     bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
@@ -172,6 +171,7 @@ class LeakDetector {
   std::vector<LeakChange> Decide(double t_s);
   bool Moved(const SpanResult& now, double t_s) const;
   bool Warrants(const SpanResult& r) const;
+  bool Urgent(std::optional<double> time_to_full_s, double span_s) const;
   void Report(const SpanResult& r, double t_s);
 
   LeakOptions options_;
