@@ -2,10 +2,12 @@
 // each thing that is not. Exit 0 when healthy.
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/run_outputs.h"
 #include "engine/doctor.h"
 #include "engine/hang_report.h"
 #include "sampler/collect.h"
@@ -55,9 +57,17 @@ int RunDoctor(const CommonArgs& common) {
   const engine::HangReport hangs;  // a driver that never answers is said, not silent
   auto source = OpenSource(common);
   if (!source) {
-    report.Print({{engine::Finding::Level::kProblem, "cannot use NVML", source.error().message()}});
+    // The reason without OpenSource's "run gpuwatch doctor": this is doctor.
+    report.Print({{engine::Finding::Level::kProblem,
+                   "cannot use NVML: " + OneLineReason(source.error()), ""}});
     host::ProcessResolver resolver(engine::ProcOptionsFor(common, ""));
-    report.Print(engine::CheckEnvironment(resolver.environment(), common.host_proc));
+    report.Print(engine::CheckEnvironment(resolver.environment(), common.host_proc,
+                                          /*have_driver=*/false));
+    if (!common.demo && common.scenario.empty() && common.replay.empty()) {
+      const char* library = std::getenv("GPUWATCH_NVML_LIBRARY");
+      report.Print(
+          engine::CheckNoDriver(resolver.environment(), "/dev", library == nullptr ? "" : library));
+    }
     std::cout << fmt::format(
         "\n{} problem(s). gpuwatch --demo shows what gpuwatch does with GPUs.\n", report.problems);
     return kExitFailure;

@@ -1,7 +1,10 @@
 // `gpuwatch` (no subcommand): what every GPU and every process holds now, and
 // who holds or waits for GPUs (leases, docs/select.md).
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <memory>
@@ -23,7 +26,9 @@ namespace {
 
 struct StatusArgs {
   bool json = false;
-  std::string loop;  // -l: again every this long until Ctrl-C
+  bool compact = false;  // one line per GPU
+  bool full = false;     // a block per GPU, also on a short terminal
+  std::string loop;      // -l: again every this long until Ctrl-C
   std::string id;
   bool no_processes = false;
 };
@@ -38,6 +43,17 @@ host::LeaseTable ReadLeases(const Source& source) {
     return {};
   }
   return std::move(*table);
+}
+
+struct TerminalSize {
+  int rows = 0;  // 0: stdout is not a terminal
+  int columns = 0;
+};
+
+TerminalSize StdoutTerminal() {
+  winsize size{};
+  if (isatty(STDOUT_FILENO) == 0 || ioctl(STDOUT_FILENO, TIOCGWINSZ, &size) != 0) return {};
+  return {size.ws_row, size.ws_col};
 }
 
 // One status of the source's GPUs, printed.
@@ -72,7 +88,18 @@ int PrintStatus(const CommonArgs& common, const StatusArgs& args, Source* source
   text.replay_source = source->replay;
   text.leases = std::move(leases);
   text.now = std::chrono::system_clock::now();
-  std::cout << RenderStatus(snap, text);
+  const TerminalSize terminal = StdoutTerminal();
+  std::string full;
+  if (!args.compact) full = RenderStatus(snap, text);
+  // Unless told, a status taller than the terminal is drawn one line per GPU.
+  const bool compact = args.compact || (!args.full && terminal.rows > 0 &&
+                                        std::count(full.begin(), full.end(), '\n') > terminal.rows);
+  if (compact) {
+    text.width = terminal.columns;
+    std::cout << RenderCompactStatus(snap, text);
+  } else {
+    std::cout << full;
+  }
   return kExitOk;
 }
 
@@ -117,6 +144,13 @@ Runner AddStatusCommand(CLI::App& app, const CommonArgs& common) {
   app.add_flag("--json", args->json, "Print the snapshot as JSON (schema: docs/json.md)");
   app.add_option("--id", args->id, "GPUs to show: indices, UUIDs or PCI bus ids, comma-separated");
   app.add_flag("--no-processes", args->no_processes, "Leave out the process tables");
+  CLI::Option* compact = app.add_flag(
+      "--compact", args->compact,
+      "One line per GPU (as gpustat): chosen by itself when the full status is taller than "
+      "the terminal");
+  app.add_flag("--full", args->full,
+               "A block per GPU and its process table, also on a short terminal")
+      ->excludes(compact);
   app.add_option("-l,--loop", args->loop,
                  "Print the status again every this long until Ctrl-C (e.g. 1, 5s); for a live "
                  "full-screen view use `gpuwatch top`");

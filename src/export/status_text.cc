@@ -6,55 +6,12 @@
 #include <ctime>
 
 #include "export/snapshot_json.h"
+#include "export/status_parts.h"
 
 namespace gpuwatch {
 namespace {
 
-constexpr std::string_view kReset = "\033[0m";
-constexpr std::string_view kBold = "\033[1m";
-constexpr std::string_view kRed = "\033[31m";
-constexpr std::string_view kYellow = "\033[33m";
-constexpr std::string_view kDim = "\033[2m";
-
-struct Painter {
-  bool on;
-  std::string operator()(std::string_view style, std::string_view text) const {
-    if (!on || style.empty()) return std::string(text);
-    return fmt::format("{}{}{}", style, text, kReset);
-  }
-};
-
-std::string_view Level(double v, double warn, double bad) {
-  if (v >= bad) return kRed;
-  if (v >= warn) return kYellow;
-  return "";
-}
-
-std::string Na(const Reading& r) { return r.missing() == Missing::kDeviceLost ? "lost" : "N/A"; }
-
-std::string Percent(const Reading& r) {
-  return r.is_number() ? fmt::format("{:3.0f}%", r.number() * 100) : Na(r);
-}
-
-std::string Bar(double ratio, int width) {
-  const int full = static_cast<int>(ratio * width + 0.5);
-  std::string s;
-  for (int i = 0; i < width; ++i) s += i < full ? "█" : "░";
-  return s;
-}
-
-// One line: control characters (newlines in `python -c` scripts) become
-// spaces, runs of spaces collapse, and the result is cut to `width`.
-std::string Cut(const std::string& raw, int width) {
-  std::string s;
-  for (char ch : raw) {
-    const bool space = static_cast<unsigned char>(ch) < 0x20 || ch == ' ';
-    if (space && (s.empty() || s.back() == ' ')) continue;
-    s += space ? ' ' : ch;
-  }
-  if (static_cast<int>(s.size()) <= width) return s;
-  return s.substr(0, static_cast<std::size_t>(width - 1)) + "…";
-}
+using namespace status_parts;  // the parts the compact view draws alike
 
 std::string Who(const ProcessSample& p) {
   switch (p.host.visibility) {
@@ -68,15 +25,6 @@ std::string Who(const ProcessSample& p) {
       return "(no permission to read /proc)";
   }
   return "";
-}
-
-std::string Container(const HostProcess& h) {
-  if (!h.container_id.empty()) {
-    return fmt::format("{} {}", h.container_runtime.empty() ? "ctr" : h.container_runtime,
-                       h.container_id.substr(0, 12));
-  }
-  if (!h.slurm_job_id.empty()) return "slurm " + h.slurm_job_id;
-  return "-";
 }
 
 void RenderProcesses(const DeviceSample& d, const StatusTextOptions& o, const Painter& paint,
@@ -120,23 +68,6 @@ std::string LeaseLine(const Reading& uuid, const StatusTextOptions& o, const Pai
   return fmt::format("{:{}}{}\n", "", indent, paint(kYellow, line));
 }
 
-// "queue: 2 waiting" and a line per waiter, first served first.
-void RenderQueue(const StatusTextOptions& o, const Painter& paint, std::string& out) {
-  const auto& queue = o.leases.queue;
-  if (queue.empty()) return;
-  std::size_t ticket_width = 0, user_width = 0;
-  for (const host::Waiter& w : queue) {
-    ticket_width = std::max(ticket_width, fmt::format("#{}", w.ticket).size());
-    user_width = std::max(user_width, Cut(w.user.empty() ? "?" : w.user, 16).size());
-  }
-  out += paint(kBold, fmt::format("queue: {} waiting", queue.size())) + "\n";
-  for (const host::Waiter& w : queue) {
-    out += fmt::format("  {:<{}}  {:<{}}  {}  waiting {}\n", fmt::format("#{}", w.ticket),
-                       ticket_width, Cut(w.user.empty() ? "?" : w.user, 16), user_width, w.wants,
-                       HumanDuration(o.now - w.since));
-  }
-}
-
 void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOptions& o,
                   const Painter& paint, std::string& out) {
   const auto& f = d.fields;
@@ -165,7 +96,7 @@ void RenderDevice(const Snapshot& s, const DeviceSample& d, const StatusTextOpti
   const Reading& memclk = f[FieldId::kClockMemoryHertz];
   const std::string temp_text =
       temp.is_number() ? fmt::format("{:.0f}°C", temp.number()) : Na(temp);
-  const bool starved = util.is_number() && util.number() < 0.3 && !d.processes.empty();
+  const bool starved = LooksStarved(d);
   out += fmt::format(
       "  temp {}  util {}  power {} / {}  clocks sm {}  mem {}\n",
       paint(temp.is_number() ? Level(temp.number(), 70, 80) : "", temp_text),
@@ -225,55 +156,54 @@ std::string HumanDuration(std::chrono::system_clock::duration d) {
   return fmt::format("{}d {}h", s / 86400, s % 86400 / 3600);
 }
 
-std::string DescribeClockEventReasons(unsigned long long mask) {
-  static constexpr std::pair<unsigned long long, std::string_view> kBits[] = {
-      {0x2, "applications clocks setting"},
-      {0x4, "sw power cap"},
-      {0x8, "hw slowdown"},
-      {0x10, "sync boost"},
-      {0x20, "sw thermal slowdown"},
-      {0x40, "hw thermal slowdown"},
-      {0x80, "hw power brake slowdown"},
-      {0x100, "display clock setting"}};
+namespace {
+
+struct ClockReason {
+  unsigned long long bit;
+  std::string_view text;   // the full view's words
+  std::string_view brief;  // the compact view's
+};
+constexpr ClockReason kClockReasons[] = {{0x2, "applications clocks setting", "app clocks"},
+                                         {0x4, "sw power cap", "power cap"},
+                                         {0x8, "hw slowdown", "hw slowdown"},
+                                         {0x10, "sync boost", "sync boost"},
+                                         {0x20, "sw thermal slowdown", "thermal"},
+                                         {0x40, "hw thermal slowdown", "thermal"},
+                                         {0x80, "hw power brake slowdown", "power brake"},
+                                         {0x100, "display clock setting", "display"}};
+
+std::string JoinReasons(unsigned long long mask, std::string_view ClockReason::*words) {
   std::string out;
-  for (const auto& [bit, text] : kBits) {
-    if ((mask & bit) == 0) continue;
+  std::string_view last;
+  for (const ClockReason& r : kClockReasons) {
+    if ((mask & r.bit) == 0 || r.*words == last) continue;
     if (!out.empty()) out += ", ";
-    out += text;
+    out += r.*words;
+    last = r.*words;
   }
   return out;
+}
+
+}  // namespace
+
+std::string DescribeClockEventReasons(unsigned long long mask) {
+  return JoinReasons(mask, &ClockReason::text);
+}
+
+std::string BriefClockEventReasons(unsigned long long mask) {
+  return JoinReasons(mask, &ClockReason::brief);
 }
 
 std::string RenderStatus(const Snapshot& s, const StatusTextOptions& o) {
   const Painter paint{o.color};
   std::string out;
-  if (s.demo) {
-    out += paint(std::string(kBold) + std::string(kYellow),
-                 fmt::format("DEMO: simulated GPUs ({}), not this machine's hardware\n",
-                             o.demo_source.empty() ? "demo fleet" : o.demo_source));
-  }
-  if (!o.replay_source.empty()) {
-    out += paint(
-        std::string(kBold) + std::string(kYellow),
-        fmt::format("REPLAY of {}: recorded GPUs, not this machine's now\n", o.replay_source));
-  }
-  const Reading& driver = s.host[FieldId::kDriverVersion];
-  const Reading& cuda = s.host[FieldId::kCudaDriverVersion];
-  const std::time_t secs = std::chrono::system_clock::to_time_t(s.time);
-  std::tm tm{};
-  localtime_r(&secs, &tm);
-  char when[32];
-  std::strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
-  out += fmt::format("{}  driver {}  CUDA {}  {} GPU{}  {}\n\n", o.hostname,
-                     driver.is_text() ? driver.text() : Na(driver),
-                     cuda.is_text() ? cuda.text() : Na(cuda), s.devices.size(),
-                     s.devices.size() == 1 ? "" : "s", when);
+  out += Heading(s, o, paint);
   if (s.devices.empty()) out += "no GPUs found\n";
   for (const auto& d : s.devices) {
     RenderDevice(s, d, o, paint, out);
     out += "\n";
   }
-  RenderQueue(o, paint, out);
+  out += Queue(o, paint);
   return out;
 }
 

@@ -18,6 +18,7 @@ struct StatusTextOptions {
   std::string demo_source;    // scenario shown in the DEMO banner
   std::string replay_source;  // recording shown in the REPLAY banner
   int command_width = 60;     // command column is cut to this many characters
+  int width = 0;              // the compact view's lines are cut to this; 0: not cut
   // GPU leases (docs/select.md): a line under each GPU and MIG device one
   // names (by UUID), and the wait queue after the GPUs. Ages count to `now`.
   host::LeaseTable leases;
@@ -25,9 +26,16 @@ struct StatusTextOptions {
 };
 
 std::string RenderStatus(const Snapshot& snapshot, const StatusTextOptions& options);
+// The same in one line per GPU (as gpustat): temperature, utilization, power,
+// memory, what holds its clocks down, its lease, and who holds its memory
+// (largest first, as many as fit `options.width`, then "+N"). A lost or stale
+// GPU says so on its line; the lease queue follows as in the full view.
+std::string RenderCompactStatus(const Snapshot& snapshot, const StatusTextOptions& options);
 
 // "sw thermal slowdown, hw thermal slowdown"; "" when none (idle is not a limit).
 std::string DescribeClockEventReasons(unsigned long long mask);
+// "thermal", "power cap, thermal": the same in the compact view's words.
+std::string BriefClockEventReasons(unsigned long long mask);
 // "92.6 GiB", "512 MiB"
 std::string HumanBytes(double bytes);
 // "45s", "2m 10s", "3h 5m", "2d 4h"; a negative duration (clock skew) is "0s".

@@ -51,6 +51,15 @@ TEST(Cli, StatusGoldenOnFixedScenario) {
   ExpectGolden("status_fixed.txt", Normalize(r.out));
 }
 
+TEST(Cli, CompactStatusGoldenOnFixedScenario) {
+  const CmdResult r = Gpuwatch(kFixed + " --compact");
+  ASSERT_EQ(r.code, 0) << r.err;
+  ExpectGolden("status_compact_fixed.txt", Normalize(r.out));
+  const CmdResult both = Gpuwatch(kFixed + " --compact --full");
+  EXPECT_EQ(both.code, 2);
+  EXPECT_NE(both.err.find("--full"), std::string::npos) << both.err;
+}
+
 TEST(Cli, StatusJsonGoldenOnFixedScenario) {
   const CmdResult r = Gpuwatch(kFixed + " --json");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -218,6 +227,28 @@ TEST(Cli, NoDriverFailsWithTheReasonAndTheWayOut) {
   EXPECT_NE(r.err.find("NVML library not found"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("gpuwatch doctor"), std::string::npos);
   EXPECT_NE(r.err.find("--demo"), std::string::npos);
+}
+
+TEST(Cli, DoctorWithoutADriverSaysTheWayInNotItself) {
+  const CmdResult r =
+      Gpuwatch("doctor --color=never", "GPUWATCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1");
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("[FAIL] cannot use NVML: NVML library not found"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("gpuwatch doctor"), std::string::npos) << "doctor is running:\n" << r.out;
+  EXPECT_EQ(r.out.find("same PID namespace as the driver"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("/dev/nvidia"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("GPUWATCH_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 was tried"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Cli, DoctorSaysAFindingOfSeveralGpusOnce) {
+  const CmdResult r = Gpuwatch("doctor --demo --color=never");
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("GPUs 0-3 (NVIDIA H200): fan_speed_ratio: not_supported"), std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("GPU 1 (NVIDIA H200)"), std::string::npos) << r.out;
 }
 
 TEST(Cli, DoctorIsHealthyOnTheFixedScenario) {
