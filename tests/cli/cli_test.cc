@@ -251,6 +251,22 @@ TEST(Cli, DoctorSaysAFindingOfSeveralGpusOnce) {
   EXPECT_EQ(r.out.find("GPU 1 (NVIDIA H200)"), std::string::npos) << r.out;
 }
 
+TEST(Cli, TheDemoRunShowsTheJobsOwnProcess) {
+  const fs::path pid_file =
+      fs::temp_directory_path() / ("gw-demo-run-" + std::to_string(getpid()) + ".pid");
+  const CmdResult r = Gpuwatch("run --demo --color=never -- sh -c 'echo $$ > " + pid_file.string() +
+                               "; exec sleep 3'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string pid = Slurp(pid_file);
+  fs::remove(pid_file);
+  ASSERT_FALSE(pid.empty());
+  EXPECT_EQ(r.err.find("no process of the job used a GPU"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("GPU 7        peak memory"), std::string::npos) << r.err;
+  const std::regex job_line("\\n +pid +" + pid.substr(0, pid.find('\n')) + "  GPU 7  peak ");
+  EXPECT_TRUE(std::regex_search(r.err, job_line)) << "the job's own pid, on the demo's GPU 7:\n"
+                                                  << r.err;
+}
+
 TEST(Cli, DoctorIsHealthyOnTheFixedScenario) {
   const CmdResult r = Gpuwatch("doctor " + kFixed);
   EXPECT_EQ(r.code, 0) << r.out << r.err;

@@ -1,16 +1,25 @@
 #include "device_model.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
+#include <mutex>
+#include <sstream>
+#include <string>
 
 #include "backends/nvml/nvml_api.h"
 
 namespace gpuwatch::fake_nvml {
 namespace {
 
-double Age(const ProcessSpec& p, double t) { return std::max(0.0, t - p.start_s); }
+double Age(const ProcessSpec& p, double t) {
+  return std::max(0.0, t - (p.child_of_caller ? p.bound_at_s : p.start_s));
+}
 
 double IntegratePower(const DeviceSpec& d, double from_s, double to_s) {
   return (PowerDrawW(d, from_s) + PowerDrawW(d, to_s)) / 2.0 * (to_s - from_s) * 1000.0;
@@ -38,12 +47,65 @@ bool BindPid(const ProcessSpec& p) {
   return true;
 }
 
+// The oldest running child of this process, 0 when there is none. /proc is
+// read at most every 200 ms (NVML is asked many times a sample).
+unsigned OldestChild() {
+  static std::mutex mu;
+  static std::chrono::steady_clock::time_point read_at;
+  static unsigned child = 0;
+  std::lock_guard<std::mutex> lock(mu);
+  const auto now = std::chrono::steady_clock::now();
+  if (read_at != std::chrono::steady_clock::time_point() &&
+      now - read_at < std::chrono::milliseconds(200)) {
+    return child;
+  }
+  read_at = now;
+  child = 0;
+  unsigned long long oldest = std::numeric_limits<unsigned long long>::max();
+  const std::string self = std::to_string(getpid());
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    std::ifstream in(entry.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // pid (comm) state ppid ... starttime is field 22; comm may hold spaces.
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(stat.substr(close + 2));
+    std::string state, ppid, skip;
+    fields >> state >> ppid;
+    if (ppid != self) continue;
+    for (int i = 5; i < 22 && fields >> skip;) ++i;
+    unsigned long long start = 0;
+    if (!(fields >> start) || state == "Z") continue;
+    if (start < oldest) {
+      oldest = start;
+      child = static_cast<unsigned>(std::stoul(name));
+    }
+  }
+  return child;
+}
+
+// Binds a `pid: child` process to the caller's oldest child; false while
+// there is none. A new child restarts the process's series at `t`.
+bool BindChild(const ProcessSpec& p, double t) {
+  const unsigned pid = OldestChild();
+  if (pid == 0) return false;
+  if (pid != p.pid) {
+    p.pid = pid;
+    p.bound_at_s = t;
+  }
+  return true;
+}
+
 std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
                                                 const MigInstanceSpec* mig) {
   std::vector<const ProcessSpec*> out;
   for (const ProcessSpec& p : d.processes) {
     if (t < p.start_s || (p.end_s && t >= *p.end_s)) continue;
     if (!p.pid_file.empty() && !BindPid(p)) continue;
+    if (p.child_of_caller && !BindChild(p, t)) continue;
     if (mig != nullptr && (p.gi != mig->gi || p.ci.value_or(0) != mig->ci)) continue;
     out.push_back(&p);
   }

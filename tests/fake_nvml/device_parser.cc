@@ -101,7 +101,14 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
   MapReader r(node, where);
   ProcessSpec p;
   const bool has_pid = r.Has("pid");
-  if (auto file = r.String("pid_file")) {
+  const YAML::Node pid_node = has_pid ? r.Get("pid") : YAML::Node();
+  const bool child = pid_node.IsScalar() && pid_node.Scalar() == "child";
+  if (child && r.Has("pid_file")) {
+    throw ScenarioError(node.Mark(), "give 'pid' or 'pid_file', not both, in " + where);
+  }
+  if (child) {
+    p.child_of_caller = true;
+  } else if (auto file = r.String("pid_file")) {
     if (has_pid) {
       throw ScenarioError(node.Mark(), "give 'pid' or 'pid_file', not both, in " + where);
     }
@@ -113,8 +120,11 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
                           "a positive 'pid' (or a 'pid_file') is required in " + where);
     }
   }
-  const std::string named =
-      "process " + (p.pid_file.empty() ? std::to_string(p.pid) : p.pid_file) + " (" + where + ")";
+  const std::string named = "process " +
+                            (p.child_of_caller    ? "child"
+                             : p.pid_file.empty() ? std::to_string(p.pid)
+                                                  : p.pid_file) +
+                            " (" + where + ")";
   if (device != nullptr) {
     if (!r.Has("device")) throw ScenarioError(node.Mark(), "'device' is required in " + named);
     *device = ReadUnsigned(r, "device", 0);

@@ -22,6 +22,11 @@ struct ProcessSpec {
   // `gpuwatch run`); not listed while the file is missing or empty.
   mutable unsigned pid = 0;
   std::string pid_file;
+  // `pid: child`: the oldest running child of the process that loaded this
+  // library (the job of `gpuwatch run --demo`); not listed while there is
+  // none. Its series run from when that child was first listed.
+  bool child_of_caller = false;
+  mutable double bound_at_s = 0;
   ProcessType type = ProcessType::kCompute;
   double start_s = 0;  // listed while start <= t < end
   std::optional<double> end_s;
