@@ -151,6 +151,7 @@ Result<JobOutcome> RunJob(const JobOptions& options, std::optional<Source> sourc
   for (const auto& [gpu, t] : pipeline.diagnoser().throttle_totals()) throttled[gpu] = t.any;
   out.report = summary.Finish(std::chrono::system_clock::now(), out.exit_status,
                               pipeline.diagnoser().starved_totals(), throttled);
+  out.report.environment = env;
   return out;
 }
 

@@ -180,6 +180,141 @@ async function interact(page, data, r) {
   await page.mouse.move(1, 1);
 }
 
+// Colours as the browser computes them ("rgb(66, 105, 208)" or "#4269d0") -> [r, g, b].
+function parseColor(text) {
+  const s = String(text || '').trim();
+  let m = s.match(/^#([0-9a-f]{6})$/i);
+  if (m) return [0, 2, 4].map((i) => parseInt(m[1].slice(i, i + 2), 16));
+  m = s.match(/^rgba?\((\d+),\s*(\d+),\s*(\d+)/);
+  return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+}
+
+function hueOf([r, g, b]) {
+  const [R, G, B] = [r / 255, g / 255, b / 255];
+  const max = Math.max(R, G, B);
+  const d = max - Math.min(R, G, B);
+  if (d < 0.08) return null; // grey: no hue to speak of
+  const h = max === R ? ((G - B) / d + 6) % 6 : max === G ? (B - R) / d + 2 : (R - G) / d + 4;
+  return h * 60;
+}
+
+// CIE L*a*b* (D65), for "which colour does this look like".
+function lab(rgb) {
+  const f = (v) => {
+    const c = v / 255;
+    return c <= 0.04045 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+  };
+  const [r, g, b] = rgb.map(f);
+  const x = (r * 0.4124 + g * 0.3576 + b * 0.1805) / 0.95047;
+  const y = r * 0.2126 + g * 0.7152 + b * 0.0722;
+  const z = (r * 0.0193 + g * 0.1192 + b * 0.9505) / 1.08883;
+  const F = (t) => (t > 0.008856 ? Math.cbrt(t) : 7.787 * t + 16 / 116);
+  return [116 * F(y) - 16, 500 * (F(x) - F(y)), 200 * (F(y) - F(z))];
+}
+const colorDistance = (a, b) => Math.hypot(...lab(a).map((v, i) => v - lab(b)[i]));
+const sameColor = (a, b) => a && b && a.every((v, i) => Math.abs(v - b[i]) <= 1);
+const hueGap = (a, b) => Math.min(Math.abs(a - b), 360 - Math.abs(a - b));
+
+// One colour per GPU on every chart (and in the GPU table); every process in a shade of its
+// own GPU's colour (same hue, nearer to it than to any other GPU's); framework series in
+// their GPU's colour. What is checked is what the legend draws.
+function checkColors(api, legends, swatches) {
+  const gpuColor = new Map(Object.entries(swatches).map(([gpu, c]) => [Number(gpu), parseColor(c)]));
+  const wrong = { gpu: [], process: [], framework: [] };
+  let processes = 0;
+  const hooked = api.charts.every((c) => Array.isArray(c.seriesInfo));
+  if (!r.check(hooked, 'the test hook describes each chart\'s series (seriesInfo)')) return;
+  for (const chart of api.charts) {
+    const rows = legends[chart.id] || [];
+    chart.seriesInfo.forEach((s, i) => {
+      const drawn = parseColor(rows[i] && rows[i].color);
+      const own = gpuColor.get(s.gpu);
+      const where = `${chart.id} "${s.label}" ${rows[i] ? rows[i].color : 'no legend entry'}`;
+      if (s.kind === 'gpu' || (s.kind === 'reference' && s.gpu != null)) {
+        if (!sameColor(drawn, own)) wrong.gpu.push(`${where}, GPU table ${swatches[s.gpu]}`);
+      } else if (s.kind === 'framework') {
+        if (!sameColor(drawn, own)) wrong.framework.push(`${where}, GPU ${s.gpu} ${swatches[s.gpu]}`);
+      } else if (s.kind === 'process') {
+        processes++;
+        if (!drawn || !own) {
+          wrong.process.push(where);
+          return;
+        }
+        const hue = hueOf(drawn);
+        const ownHue = hueOf(own);
+        const sameHue = hue == null ? ownHue == null : ownHue != null && hueGap(hue, ownHue) <= 4;
+        const d = colorDistance(drawn, own);
+        const closer = [...gpuColor].filter(([g, c]) => g !== s.gpu && c && !sameColor(c, own))
+          .find(([, c]) => colorDistance(drawn, c) <= d);
+        if (!sameHue || closer) {
+          wrong.process.push(`${where} on GPU ${s.gpu} (${swatches[s.gpu]})${closer ? ` looks like GPU ${closer[0]}'s ${swatches[closer[0]]}` : ', another hue'}`);
+        }
+      }
+    });
+  }
+  r.check(wrong.gpu.length === 0, 'each GPU has one colour on every chart and in the GPU table', wrong.gpu.slice(0, 3).join('; ') || null);
+  r.check(processes > 0 ? wrong.process.length === 0 : true, `each of ${processes} process series wears a shade of its own GPU's colour`, wrong.process.slice(0, 3).join('; ') || null);
+  r.check(wrong.framework.length === 0, "framework series are drawn in their GPU's colour", wrong.framework.slice(0, 3).join('; ') || null);
+}
+
+// A process's legend entry names its pid, user and command.
+function checkProcessLegend(api, legends, data) {
+  const chart = api.charts.find((c) => c.id === 'memory-process');
+  if (!chart || !Array.isArray(chart.seriesInfo)) return;
+  const rows = legends[chart.id] || [];
+  const bad = [];
+  let n = 0;
+  chart.seriesInfo.forEach((s, i) => {
+    if (s.kind !== 'process') return;
+    n++;
+    const p = (data.process_series || []).find((x) => x.gpu === s.gpu && x.pid === s.pid);
+    const text = rows[i] ? rows[i].label : '';
+    const command = p && p.command ? p.command.slice(0, 20) : '';
+    const title = rows[i] ? rows[i].title : '';
+    if (!p || !text.includes(`pid ${p.pid}`) || (p.user && !text.includes(` ${p.user} `)) || !text.includes(command)
+        || !title.includes(`pid ${p.pid}`) || !title.includes(p.command || '')) {
+      bad.push(`${JSON.stringify(text)} (hover title ${JSON.stringify(title.slice(0, 60))})` + (p ? ` for pid ${p.pid} ${p.user} ${command}` : ' (no such process in the data)'));
+    }
+  });
+  if (n > 0) r.check(bad.length === 0, `the legend entry of each of ${n} processes shows pid, user and command (its hover title the whole command)`, bad.slice(0, 3).join('; ') || null);
+}
+
+// Summary rows: one label, one value each, as in the data; alerts and diagnoses each a row of
+// its own; a recording (not a run) never speaks of a job.
+function checkSummary(data, shown) {
+  const rows = data.summary || [];
+  const same = shown.length === rows.length && shown.every((s, i) => s.cells === 2 && s.label === String(rows[i][0]) && s.value === String(rows[i][1]));
+  r.check(same, 'each summary row shows its label and its value, each in a cell of its own', same ? null : JSON.stringify(shown.find((s, i) => s.cells !== 2 || !rows[i] || s.label !== String(rows[i][0]) || s.value !== String(rows[i][1]))).slice(0, 160));
+  const byLabel = (l) => rows.find(([label]) => label === l);
+  if (byLabel('alerts') || byLabel('diagnoses')) {
+    // The row's fact is its first line; the alerts (diagnoses) themselves follow, one a line.
+    const ok = ['alerts', 'diagnoses'].every((l) => byLabel(l) && /^\d+(\n- |$)/.test(String(byLabel(l)[1])));
+    r.check(ok, 'alerts and diagnoses are separate summary rows, each a count', JSON.stringify([byLabel('alerts'), byLabel('diagnoses')]));
+  }
+  if (data.source !== 'run' && rows.length) {
+    const jobby = rows.find(([l, v]) => /\bjob\b/i.test(`${l} ${v}`));
+    r.check(!jobby, `the summary of a recording (${data.source}) does not speak of a job`, jobby ? JSON.stringify(jobby) : null);
+  }
+}
+
+// At a phone's width, no environment variable name is broken across lines.
+async function checkNamesDoNotBreak(page, data) {
+  const env = (data.job && data.job.environment) || {};
+  await page.setViewportSize({ width: 360, height: 800 });
+  await page.evaluate(() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done))));
+  const names = await page.evaluate(() => [...document.querySelectorAll('.gw-env-name')].map((e) => ({
+    text: e.textContent, lines: e.getClientRects().length, table: !!e.closest('#gw-env'),
+  })));
+  const inTable = names.filter((x) => x.table).map((x) => x.text);
+  const missing = Object.keys(env).filter((k) => !inTable.includes(k));
+  r.check(missing.length === 0, `the environment table lists ${Object.keys(env).length} variables`, missing.join(', ') || null);
+  if (names.length > 0) {
+    const broken = names.filter((x) => x.lines !== 1);
+    r.check(broken.length === 0, `at 360 px wide, none of ${names.length} environment variable names breaks across lines`,
+      broken.slice(0, 3).map((x) => `${x.text}: ${x.lines} line boxes`).join('; ') || null);
+  }
+}
+
 const r = new Results();
 
 async function main() {
@@ -256,6 +391,25 @@ async function main() {
           cards,
           eventRows: document.querySelectorAll('#gw-events tbody tr').length,
           summaryRows: document.querySelectorAll('#gw-summary .gw-kv').length,
+          summary: [...document.querySelectorAll('#gw-summary .gw-kv')].map((row) => ({
+            cells: row.children.length,
+            label: row.querySelector('.gw-k') ? row.querySelector('.gw-k').textContent : null,
+            value: row.querySelector('.gw-v') ? row.querySelector('.gw-v').textContent : null,
+          })),
+          // Each chart's legend entries of data series (those with a marker): label, marker colour.
+          legends: Object.fromEntries([...document.querySelectorAll('[data-chart-id]')].map((card) => [
+            card.dataset.chartId,
+            [...card.querySelectorAll('.u-legend .u-series')].filter((row) => row.querySelector('.u-marker')).map((row) => ({
+              label: (row.querySelector('.u-label') || row).textContent,
+              title: row.title || '',
+              color: row.querySelector('.u-marker') ? getComputedStyle(row.querySelector('.u-marker')).borderBottomColor : null,
+            })),
+          ])),
+          swatches: Object.fromEntries([...document.querySelectorAll('.gw-devices tr')].map((tr) => {
+            const m = tr.textContent.match(/GPU (\d+)/);
+            const sw = tr.querySelector('.gw-swatch');
+            return [m ? m[1] : '?', sw ? getComputedStyle(sw).backgroundColor : null];
+          })),
           demo: !!document.querySelector('#gw-demo') && document.querySelector('#gw-demo').offsetHeight > 0,
         };
       });
@@ -284,6 +438,12 @@ async function main() {
         `summary: ${expected.summary} rows`, `api ${api.summaryRows}, shown ${dom.summaryRows}`);
       r.check(dom.demo === expected.demo, expected.demo ? `DEMO banner shown (demo "${data.demo}")` : 'no DEMO banner (demo is null)', dom.demo ? 'banner present' : 'banner absent');
 
+      checkSummary(data, dom.summary);
+      // Legends of charts drawn (an empty chart has none).
+      const drawnApi = { charts: api.charts.filter((c) => dom.cards[c.id] && dom.cards[c.id].plot) };
+      checkColors(drawnApi, dom.legends, dom.swatches);
+      checkProcessLegend(drawnApi, dom.legends, data);
+
       await interact(page, data, r);
     }
 
@@ -292,6 +452,7 @@ async function main() {
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: args.screenshot, fullPage: true });
     }
+    if (ready) await checkNamesDoNotBreak(page, data);
     r.check(network.length === 0, 'no network requests (only file: and data:)', network.slice(0, 5).join(' ') || null);
     r.check(consoleErrors.length === 0, 'no console errors', consoleErrors.slice(0, 3).join(' | ').slice(0, 300) || null);
     r.check(pageErrors.length === 0, 'no page errors (uncaught exceptions)', pageErrors.slice(0, 3).join(' | ').slice(0, 300) || null);

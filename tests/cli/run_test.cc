@@ -145,6 +145,23 @@ TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {
   EXPECT_NE(jsonl.find("\"message\":\"step 2\""), std::string::npos);
 }
 
+TEST_F(RunFixture, TheSummaryNamesEachCounterOnceAndGivesAlertsAndDiagnosesRowsOfTheirOwn) {
+  const Out r = Run("--json " + (dir_ / "report.json").string(),
+                    Job("job_client \"mem framework=torch device=0 allocated=1073741824 "
+                        "peak_allocated=2147483648 reserved=3221225472\"; sleep 0.3"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("\nframework    GPU 0 torch: peak allocated 2.00 GiB, peak reserved "
+                       "3.00 GiB\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("peak peak"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\nalerts       0\ndiagnoses    0\n"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("\njob memory   peak 10.00 GiB over all its processes\n"), std::string::npos)
+      << r.err;
+  const auto j = Report();
+  EXPECT_FALSE(j["environment"]["GPUWATCH_SOCKET"].get<std::string>().empty()) << j["environment"];
+}
+
 TEST_F(RunFixture, FrameworkMemoryGrowingEveryStepIsALeakInTheSummary) {
   // What gpuwatch.torch.TorchMonitor(every_n_steps=5) sends for a loop that
   // keeps 8 MiB a step: 300 steps in well under a second, too short for any

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace gpuwatch {
 namespace {
@@ -30,6 +31,18 @@ std::string Duration(std::chrono::milliseconds d) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, double>> FrameworkPeaks(const FrameworkMemory& f) {
+  // A framework's own high-water mark ("peak_allocated") and the peak of what
+  // it reported ("allocated") name one thing: the higher of the two.
+  std::map<std::string, double> by_name;
+  for (const auto& [key, bytes] : f.peak) {
+    const std::string name = key.starts_with("peak_") ? key.substr(5) : key;
+    double& peak = by_name[name];
+    peak = std::max(peak, bytes);
+  }
+  return {by_name.begin(), by_name.end()};
+}
 
 JobSummary::JobSummary(std::vector<std::string> command,
                        std::chrono::system_clock::time_point started, bool every_device)
@@ -138,6 +151,7 @@ JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
                              const std::map<int, std::chrono::milliseconds>& starved,
                              const std::map<int, std::chrono::milliseconds>& throttled) const {
   JobReport r = report_;
+  r.whole_machine = every_device_;
   r.duration = std::chrono::duration_cast<std::chrono::milliseconds>(ended - r.started);
   if (first_sample_) {
     r.sampled =
@@ -197,7 +211,8 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
   if (!r.unmonitored.empty()) {
     rows.push_back({"GPUs", "not monitored: " + r.unmonitored});
   } else if (r.gpus.empty()) {
-    rows.push_back({"GPUs", "none: no process of the job used a GPU"});
+    rows.push_back({"GPUs", r.whole_machine ? "none: the recording holds no GPU sample"
+                                            : "none: no process of the job used a GPU"});
   }
   double energy_total = 0;
   for (int gpu : r.gpus) {
@@ -219,7 +234,13 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
       rows.push_back({"", fmt::format("clocks held down {}", Duration(it->second))});
     }
   }
-  if (r.unmonitored.empty()) {
+  if (r.unmonitored.empty() && r.whole_machine) {
+    std::set<std::uint32_t> pids;
+    for (const auto& p : r.processes) pids.insert(p.pid);
+    rows.push_back({"processes", fmt::format("peak memory {:.2f} GiB together ({} process{})",
+                                             r.peak_job_bytes / kGiB, pids.size(),
+                                             pids.size() == 1 ? "" : "es")});
+  } else if (r.unmonitored.empty()) {
     rows.push_back({"job memory", fmt::format("peak {:.2f} GiB over all its processes",
                                               r.peak_job_bytes / kGiB)});
   }
@@ -230,7 +251,11 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
   }
   for (const auto& [gpu, f] : r.framework_memory) {
     std::string value = fmt::format("GPU {} {}:", gpu, f.framework);
-    for (const auto& [k, v] : f.peak) value += fmt::format(" peak {} {:.2f} GiB", k, v / kGiB);
+    const char* separator = " ";
+    for (const auto& [name, bytes] : FrameworkPeaks(f)) {
+      value += fmt::format("{}peak {} {:.2f} GiB", separator, name, bytes / kGiB);
+      separator = ", ";
+    }
     rows.push_back({"framework", value});
   }
   if (!r.gpus.empty())
@@ -241,15 +266,14 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
     for (const auto& [k, v] : r.last_marks) value += fmt::format(", last {} {}", k, v);
     rows.push_back({"marks", value});
   }
-  std::size_t alerts = 0, diagnoses = 0;
-  for (const auto& e : r.events) {
-    alerts += e.kind == Event::Kind::kAlertFiring ? 1 : 0;
-    diagnoses += e.kind == Event::Kind::kDiagnosis ? 1 : 0;
-  }
-  rows.push_back({"alerts", fmt::format("{}   diagnoses {}", alerts, diagnoses)});
-  for (const auto& e : r.events) {
-    if (e.kind == Event::Kind::kAlertFiring || e.kind == Event::Kind::kDiagnosis) {
-      rows.push_back({"", fmt::format("- {}: {}", e.source, e.message)});
+  // Alerts and diagnoses: each its own row (its count), its events below it.
+  for (const auto& [label, kind] : {std::pair{"alerts", Event::Kind::kAlertFiring},
+                                    std::pair{"diagnoses", Event::Kind::kDiagnosis}}) {
+    const auto count = std::count_if(r.events.begin(), r.events.end(),
+                                     [kind = kind](const Event& e) { return e.kind == kind; });
+    rows.push_back({label, std::to_string(count)});
+    for (const auto& e : r.events) {
+      if (e.kind == kind) rows.push_back({"", fmt::format("- {}: {}", e.source, e.message)});
     }
   }
   if (r.leaks.empty()) {
@@ -363,7 +387,8 @@ json JobReportToJson(const JobReport& r) {
               {"leaks", std::move(leaks)},
               {"sampled_seconds", ms(r.sampled)},
               {"lease", std::move(lease)},
-              {"unmonitored", r.unmonitored.empty() ? json(nullptr) : json(r.unmonitored)}};
+              {"unmonitored", r.unmonitored.empty() ? json(nullptr) : json(r.unmonitored)},
+              {"environment", r.environment}};
 }
 
 }  // namespace gpuwatch

@@ -40,6 +40,11 @@ struct FrameworkMemory {
   std::map<std::string, double> peak;
 };
 
+// The peaks of a framework's counters, each named once: "peak_allocated"
+// (the framework's own high-water mark) and "allocated" are one counter,
+// "allocated", at the higher of the two. Sorted by name.
+std::vector<std::pair<std::string, double>> FrameworkPeaks(const FrameworkMemory& f);
+
 // The GPUs `run --gpus auto:N` leased for the job, and how long it queued.
 struct JobLease {
   std::vector<std::string> devices;  // "3", "5:1": as chosen
@@ -89,6 +94,12 @@ struct JobReport {
   // Why the GPUs were not sampled at all (`run` without a usable driver runs
   // the job unmonitored); "" when they were.
   std::string unmonitored;
+  // A whole machine's recording (every GPU and process), not a job: the
+  // summary speaks of processes, never of "the job".
+  bool whole_machine = false;
+  // What gpuwatch added to the job's environment (GPUWATCH_SOCKET,
+  // CUDA_VISIBLE_DEVICES, ...); set by the job session.
+  std::map<std::string, std::string> environment;
 };
 
 class JobSummary {

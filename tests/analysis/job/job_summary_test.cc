@@ -1,11 +1,13 @@
-// The end-of-job summary's leak verdict: what fired during the job, stated
+// The end-of-job summary: its leak verdict (what fired during the job, stated
 // with pid, rate and forecast, also when it was cleared; "too short" when the
-// job could not have had a verdict.
+// job could not have had a verdict) and the wording of its rows.
 #include "analysis/job/job_summary.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 namespace gpuwatch {
 namespace {
@@ -150,6 +152,91 @@ TEST(JobSummary, TheVerdictSpanDecidesWhatIsTooShort) {
   summary.SetLeakVerdictSpan(seconds(30));
   for (seconds t{0}; t <= seconds(40); t += seconds(1)) summary.Observe(At(t), {42});
   EXPECT_EQ(summary.Finish(kT0 + seconds(40), 0, {}, {}).leak_verdict, "no leak suspected");
+}
+
+bool HasRow(const std::vector<SummaryRow>& rows, const std::string& label,
+            const std::string& value) {
+  return std::any_of(rows.begin(), rows.end(),
+                     [&](const SummaryRow& r) { return r.label == label && r.value == value; });
+}
+
+TEST(JobSummary, AlertsAndDiagnosesAreRowsOfTheirOwnEachWithItsEvents) {
+  Event alert;
+  alert.kind = Event::Kind::kAlertFiring;
+  alert.source = "memory_high";
+  alert.message = "GPU 0 memory above 90 %";
+  Event diagnosis;
+  diagnosis.kind = Event::Kind::kDiagnosis;
+  diagnosis.source = "starved";
+  diagnosis.message = "GPU 0 waits for its input";
+  const JobReport r = Summarize(seconds(10), {diagnosis, alert, diagnosis});
+  const std::vector<SummaryRow> rows = JobReportRows(r);
+  const auto at = [&](const std::string& label) {
+    return std::find_if(rows.begin(), rows.end(),
+                        [&](const SummaryRow& row) { return row.label == label; });
+  };
+  ASSERT_NE(at("alerts"), rows.end()) << Rows(r);
+  ASSERT_NE(at("diagnoses"), rows.end()) << Rows(r);
+  EXPECT_EQ(at("alerts")->value, "1");
+  EXPECT_EQ(at("diagnoses")->value, "2");
+  EXPECT_EQ((at("alerts") + 1)->value, "- memory_high: GPU 0 memory above 90 %");
+  EXPECT_EQ((at("diagnoses") + 1)->value, "- starved: GPU 0 waits for its input");
+  EXPECT_EQ((at("diagnoses") + 2)->value, "- starved: GPU 0 waits for its input");
+  const std::string text = RenderJobReport(r);
+  EXPECT_NE(text.find("\nalerts       1\n  "), std::string::npos) << text;
+  EXPECT_NE(text.find("\ndiagnoses    2\n  "), std::string::npos) << text;
+}
+
+TEST(JobSummary, FrameworkCountersAreNamedOncePlainly) {
+  JobSummary summary({"python", "train.py"}, kT0);
+  summary.Observe(At(seconds(0)), {42});
+  constexpr double kG = 1024.0 * 1024 * 1024;
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 1.0 * kG}, {"reserved", 1.5 * kG}});
+  // torch's own high-water mark saw a spike between two reports.
+  summary.AddFrameworkMemory(
+      0, "torch", {{"allocated", 0.5 * kG}, {"peak_allocated", 1.25 * kG}, {"reserved", 2 * kG}});
+  const JobReport r = summary.Finish(kT0 + seconds(1), 0, {}, {});
+  EXPECT_TRUE(HasRow(JobReportRows(r), "framework",
+                     "GPU 0 torch: peak allocated 1.25 GiB, peak reserved 2.00 GiB"))
+      << Rows(r);
+  EXPECT_EQ(Rows(r).find("peak peak"), std::string::npos) << Rows(r);
+  EXPECT_EQ(JobReportToJson(r)["framework_memory"]["0"]["peak"]["peak_allocated"], 1.25 * kG)
+      << "the JSON keeps the counters as reported";
+}
+
+TEST(JobSummary, AJobsMemoryIsTheJobs) {
+  const std::vector<SummaryRow> rows = JobReportRows(Summarize(seconds(5), {}));
+  EXPECT_TRUE(HasRow(rows, "job memory", "peak 19.00 GiB over all its processes"))
+      << Rows(Summarize(seconds(5), {}));
+}
+
+TEST(JobSummary, AWholeMachinesRecordingSpeaksOfProcessesNeverOfAJob) {
+  JobSummary summary({}, kT0, /*every_device=*/true);
+  for (seconds t{0}; t <= seconds(5); t += seconds(1)) {
+    Snapshot s = At(t);
+    s.devices.push_back(s.devices[0]);
+    s.devices[1].index = 1;
+    s.devices[1].processes[0].pid = 43;
+    s.devices[1].processes.push_back(s.devices[0].processes[0]);  // pid 42 on both GPUs
+    summary.Observe(s, {42, 43});
+  }
+  const JobReport r = summary.Finish(kT0 + seconds(5), std::nullopt, {}, {});
+  const std::vector<SummaryRow> rows = JobReportRows(r);
+  EXPECT_TRUE(HasRow(rows, "processes", "peak memory 57.00 GiB together (2 processes)")) << Rows(r);
+  for (const SummaryRow& row : rows) {
+    EXPECT_EQ((row.label + " " + row.value).find("job"), std::string::npos) << Rows(r);
+  }
+  JobSummary empty({}, kT0, /*every_device=*/true);
+  const std::string none = Rows(empty.Finish(kT0, std::nullopt, {}, {}));
+  EXPECT_NE(none.find("GPUs none: the recording holds no GPU sample"), std::string::npos) << none;
+  EXPECT_EQ(none.find("job"), std::string::npos) << none;
+}
+
+TEST(JobSummary, TheJobsEnvironmentIsInTheJson) {
+  JobReport r = Summarize(seconds(1), {});
+  EXPECT_TRUE(JobReportToJson(r)["environment"].empty());
+  r.environment = {{"GPUWATCH_SOCKET", "/run/gpuwatch/job.sock"}};
+  EXPECT_EQ(JobReportToJson(r)["environment"]["GPUWATCH_SOCKET"], "/run/gpuwatch/job.sock");
 }
 
 }  // namespace

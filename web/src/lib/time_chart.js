@@ -1,7 +1,7 @@
 // Builds a uPlot time chart from a chart spec; shared by the report and the dashboard.
 //
 // spec: {
-//   id, title, unit ('GiB', '%', 'W', '°C'), yRange ('zero' | 'percent' | 'auto'),
+//   id, title, unit ('GiB', '%', 'W', '°C'), yRange ('zero' | 'percent' | 'auto' | a uPlot range function),
 //   series: [{ label, title?, values: (number|null)[], color, dash?: number[], width?, reference? }],
 // }
 // A reference series (a device's total memory) is drawn dashed and left out of tooltips and of
@@ -16,6 +16,7 @@ import { cursorTooltipPlugin } from './cursor_tooltip.js';
 export const kYAxisWidth = 72;
 
 function yRangeFn(kind) {
+  if (typeof kind === 'function') return kind; // (u, min, max) -> [min, max], as uPlot calls it
   if (kind === 'percent') return () => [0, 100];
   if (kind === 'zero') {
     return (u, min, max) => uPlot.rangeNum(0, max == null || !(max > 0) ? 1 : max, 0.1, true);
@@ -124,8 +125,9 @@ export function makeTimeChart(host, t, options) {
   const data = [t, ...spec.series.map((s) => s.values)];
   const u = new uPlot(timeChartOptions(options), data, host);
   const rows = u.root.querySelectorAll('.u-legend .u-series');
+  const first = rows.length - spec.series.length; // 1 when the legend has a time row
   spec.series.forEach((s, i) => {
-    const row = rows[i + 1];
+    const row = rows[i + first];
     if (row && s.title) row.title = s.title;
   });
   options.group.add(u);

@@ -2,7 +2,7 @@
 // Pure: no DOM. Chart ids are stable; the browser check names them in --expect-empty.
 
 import { kGiB, ellipsize, formatBytes } from '../lib/format.js';
-import { seriesColor } from '../lib/palette.js';
+import { processStyle, seriesColor } from '../lib/palette.js';
 
 const kNeutral = '#8c959f';
 
@@ -58,6 +58,8 @@ function deviceChart(data, id, title, unit, yRange, field, scale) {
       label: deviceLabel(d.index, data.devices),
       values: scale ? scale(values) : values,
       color: color(d.index),
+      gpu: d.index,
+      kind: 'gpu',
     };
   });
   return { id, title, unit, yRange, series };
@@ -69,8 +71,8 @@ function memoryPerGpu(data) {
   const n = data.t.length;
   const color = deviceColorFn(data.devices || []);
   const devices = (data.devices || []).filter((d) => d.memory_total_bytes != null);
-  const reference = (label, title, total, lineColor) => ({
-    label, title, values: new Array(n).fill(total / kGiB), color: lineColor, dash: [6, 4], width: 1, reference: true,
+  const reference = (label, title, total, lineColor, gpu) => ({
+    label, title, values: new Array(n).fill(total / kGiB), color: lineColor, dash: [6, 4], width: 1, reference: true, gpu, kind: 'reference',
   });
   const totals = new Set(devices.map((d) => d.memory_total_bytes));
   if (devices.length > 1 && totals.size === 1) {
@@ -79,32 +81,40 @@ function memoryPerGpu(data) {
   } else {
     for (const d of devices) {
       spec.series.push(reference(`GPU ${d.index} total`, `GPU ${d.index} ${d.name || ''}: ${formatBytes(d.memory_total_bytes)} total`,
-        d.memory_total_bytes, color(d.index)));
+        d.memory_total_bytes, color(d.index), d.index));
     }
   }
   return spec;
 }
 
-// Job processes first; each process its own colour; framework series dashed in the colour of
-// the first job process on their GPU, so "torch allocated" sits next to the memory NVML counts
+// Job processes first. A process is drawn in a shade of its GPU's colour (palette.js
+// processStyle), never in another GPU's; its legend entry names GPU, pid, user and command.
+// Framework series are dotted / dashed in their GPU's colour, which is also the colour of the
+// first (job) process on that GPU, so "torch allocated" sits next to the memory NVML counts
 // for that process.
 function memoryPerProcess(data) {
   const n = data.t.length;
+  const color = deviceColorFn(data.devices || []);
   const processes = (data.process_series || [])
     .map((p, i) => ({ p, i }))
     .sort((a, b) => (b.p.job ? 1 : 0) - (a.p.job ? 1 : 0) || a.i - b.i)
     .map((x) => x.p);
-  const gpuColor = new Map();
-  const series = processes.map((p, i) => {
-    const color = seriesColor(i);
-    if (!gpuColor.has(p.gpu)) gpuColor.set(p.gpu, color);
-    const who = p.user ? ` (${p.user})` : '';
+  const onGpu = new Map();
+  const series = processes.map((p) => {
+    const k = onGpu.get(p.gpu) || 0;
+    onGpu.set(p.gpu, k + 1);
+    const style = processStyle(color(p.gpu), k);
+    const who = p.user ? ` ${p.user}` : '';
     return {
-      label: `GPU ${p.gpu} \u00b7 pid ${p.pid} \u00b7 ${ellipsize(p.command || '?', 48)}`,
-      title: `GPU ${p.gpu} · pid ${p.pid}${who}${p.job ? ' · this job' : ''}\n${p.command || ''}`,
+      label: `GPU ${p.gpu} \u00b7 pid ${p.pid}${who} ${ellipsize(p.command || '?', 40)}`,
+      title: `GPU ${p.gpu} \u00b7 pid ${p.pid}${p.user ? ` (${p.user})` : ''}${p.job ? ' \u00b7 this job' : ''}\n${p.command || ''}`,
       values: toGiB(clean(p.memory_bytes, n)),
-      color,
+      color: style.color,
+      dash: style.dash || undefined,
       width: p.job ? 1.75 : 1.25,
+      gpu: p.gpu,
+      kind: 'process',
+      pid: p.pid,
     };
   });
   const dashes = { allocated: [2, 3], reserved: [7, 4] };
@@ -113,9 +123,11 @@ function memoryPerProcess(data) {
       label: `GPU ${f.gpu} \u00b7 ${f.framework} ${f.kind}`,
       title: `${f.framework} ${f.kind} on GPU ${f.gpu}, as the framework reports it`,
       values: toGiB(clean(f.memory_bytes, n)),
-      color: gpuColor.get(f.gpu) || seriesColor(f.gpu),
+      color: color(f.gpu),
       dash: dashes[f.kind] || [4, 4],
       width: 1.5,
+      gpu: f.gpu,
+      kind: 'framework',
     });
   }
   return { id: 'memory-process', title: 'Memory per process', unit: 'GiB', yRange: 'zero', series };

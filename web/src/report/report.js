@@ -69,7 +69,8 @@ function render(root, data) {
         ? el('div', { class: 'gw-warning' }, `This report has schema \u201c${data.schema}\u201d; this page was built for ${kSchema}.`)
         : null,
       sections.header(data),
-      el('div', { class: 'gw-overview' }, sections.summary(data), sections.devices(data, colorOf)),
+      el('div', { class: 'gw-overview' }, sections.summary(data),
+        el('div', { class: 'gw-side' }, sections.devices(data, colorOf), sections.environment(data))),
       charts.root,
       sections.events(data, annotations, onSelectEvent),
       sections.jobDetails(data),
@@ -87,9 +88,17 @@ function render(root, data) {
       series: s.dataSeries,
       points: t.length,
       nonNull: s.nonNull,
+      // Each series as specified, in legend order: kind 'gpu' | 'process' | 'framework' |
+      // 'reference', its GPU, colour and dash.
+      seriesInfo: s.series.map((x) => ({
+        label: x.label, kind: x.kind || null, gpu: x.gpu == null ? null : x.gpu, pid: x.pid == null ? null : x.pid,
+        color: x.color, dash: x.dash || null,
+      })),
     })),
     annotations: annotations.length,
     summaryRows: (data.summary || []).length,
+    // The colour of each GPU (by index), as the devices table shows it.
+    gpuColors: Object.fromEntries((data.devices || []).map((d) => [d.index, colorOf(d.index)])),
     // For tests: the visible x range of each drawn chart, and the whole run's.
     xRanges: () => charts.group.charts.map((u) => [u.scales.x.min, u.scales.x.max]),
     fullRange: range.slice(),

@@ -33,11 +33,56 @@ export function header(data) {
       facts.filter(([, v]) => v != null && v !== '').map(([k, v]) => el('div', null, el('dt', null, k), el('dd', null, v)))));
 }
 
+// An environment variable's name: capitals, digits and underscores with at least one
+// underscore (CUDA_VISIBLE_DEVICES, GPUWATCH_SOCKET).
+const kEnvName = /\b[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]\b/g;
+
+// Text as nodes, each environment variable name in it a span that never breaks (the text
+// around it wraps as usual; NAME=value may wrap after the "=").
+export function withNames(text) {
+  const s = text == null ? '' : String(text);
+  const out = [];
+  let last = 0;
+  kEnvName.lastIndex = 0;
+  for (let m = kEnvName.exec(s); m; m = kEnvName.exec(s)) {
+    if (m.index > last) out.push(s.slice(last, m.index));
+    out.push(el('span', { class: 'gw-env-name' }, m[0]));
+    last = m.index + m[0].length;
+    if (s[last] === '=') {
+      out.push('=', el('wbr')); // NAME=value may wrap before the value
+      last++;
+    }
+  }
+  if (last < s.length) out.push(s.slice(last));
+  return out;
+}
+
+// A value that may wrap after / , : ; = (a path, a device list), but nowhere else.
+function breakable(value) {
+  const out = [];
+  let part = '';
+  for (const c of String(value)) {
+    part += c;
+    if ('/,:;='.includes(c)) {
+      out.push(part, el('wbr'));
+      part = '';
+    }
+  }
+  if (part) out.push(part);
+  return out;
+}
+
+// The summary rows, each its own label and value. A value's first line is the row's fact; the
+// lines below it (the C++ side joins continuation rows with "\n": the top processes, each
+// alert) are its details, set lighter.
 export function summary(data) {
-  const rows = (data.summary || []).map(([label, value]) =>
-    el('div', { class: 'gw-kv', role: 'row' },
+  const rows = (data.summary || []).map(([label, value]) => {
+    const [head, ...more] = String(value == null ? '' : value).split('\n');
+    return el('div', { class: 'gw-kv', role: 'row' },
       el('span', { class: 'gw-k', role: 'rowheader' }, label),
-      el('span', { class: 'gw-v', role: 'cell' }, value)));
+      el('span', { class: 'gw-v', role: 'cell' }, withNames(head),
+        more.map((line) => el('span', { class: 'gw-v-more' }, '\n', withNames(line)))));
+  });
   return el('section', { class: 'gw-card gw-summary-card', 'aria-labelledby': 'gw-summary-h' },
     el('h2', { id: 'gw-summary-h' }, 'Summary'),
     rows.length
@@ -57,6 +102,21 @@ export function devices(data, colorOf) {
           el('td', { class: 'gw-num' }, formatBytes(d.memory_total_bytes)))))));
 }
 
+// What gpuwatch put in the job's environment (the run's JSON "environment"); none for a
+// recording.
+export function environment(data) {
+  const env = data.job && data.job.environment;
+  const names = env && typeof env === 'object' ? Object.keys(env).sort() : [];
+  if (names.length === 0) return null;
+  return el('section', { class: 'gw-card gw-env-card', 'aria-labelledby': 'gw-env-h' },
+    el('h2', { id: 'gw-env-h' }, 'Environment set for the job'),
+    el('table', { class: 'gw-table gw-env', id: 'gw-env' },
+      el('tbody', null, names.map((name) =>
+        el('tr', null,
+          el('td', { class: 'gw-env-key' }, el('span', { class: 'gw-env-name' }, name)),
+          el('td', { class: 'gw-env-value' }, breakable(env[name])))))));
+}
+
 const kKindLabels = {
   alert: 'alert', alert_resolved: 'resolved', leak: 'leak', leak_cleared: 'leak cleared',
   oom_forecast: 'OOM forecast', oom_forecast_cleared: 'forecast cleared',
@@ -71,7 +131,7 @@ export function events(data, annotations, onSelect) {
       el('td', { class: 'gw-nowrap' }, formatClock(a.t), el('span', { class: 'gw-muted' }, ` ${formatOffset(a.t - start)}`)),
       el('td', { class: 'gw-nowrap' }, el('span', { class: 'gw-sev-dot' }), ` ${kKindLabels[a.kind] || a.kind}`),
       el('td', { class: 'gw-nowrap' }, a.gpu == null ? '\u2014' : `GPU ${a.gpu}`),
-      el('td', { class: 'gw-event-text' }, a.text));
+      el('td', { class: 'gw-event-text' }, withNames(a.text)));
     const select = () => onSelect(a, row);
     row.addEventListener('click', select);
     row.addEventListener('keydown', (e) => {
@@ -99,7 +159,7 @@ export function events(data, annotations, onSelect) {
 export function jobDetails(data) {
   if (data.job == null) return null;
   return el('details', { class: 'gw-card gw-job' },
-    el('summary', null, 'Run details (JSON)'),
+    el('summary', null, data.source === 'run' ? 'Run details (JSON)' : 'Summary data (JSON)'),
     el('pre', null, JSON.stringify(data.job, null, 2)));
 }
 
