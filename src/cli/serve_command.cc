@@ -58,6 +58,7 @@ int Serve(const CommonArgs& common, ServeArgs args, const CLI::App& command) {
   d.http.metrics.process_metrics = args.process_metrics;
   d.http.metrics.process_user = args.process_user;
   d.http.metrics.dcgm_compat = args.dcgm_compat;
+  d.http.metrics.nvidia_smi_compat = args.nvidia_smi_compat;
   d.http.allowed_hosts = args.allow_hosts;
   d.http.version = GPUWATCH_VERSION;
   d.outputs = args.outputs;
@@ -106,6 +107,8 @@ Runner AddServeCommand(CLI::App& app, const CommonArgs& common) {
   s->add_flag("--process-user", args->process_user, "... with the user of each process");
   s->add_flag("--dcgm-compat", args->dcgm_compat,
               "Also dcgm-exporter's metric names and units (existing Grafana dashboards)");
+  s->add_flag("--nvidia-smi-compat", args->nvidia_smi_compat,
+              "Also nvidia_gpu_exporter's nvidia_smi_* metric names (existing Grafana dashboards)");
   s->add_option("--socket", args->socket,
                 "A Unix socket where training jobs report framework memory and marks "
                 "(GPUWATCH_SOCKET=PATH; docs/serve.md)");

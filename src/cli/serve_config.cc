@@ -33,6 +33,7 @@ Status LoadConfig(const std::string& path, ServeArgs& a, const CLI::App& command
                       {"process-metrics", nullptr, &a.process_metrics},
                       {"process-user", nullptr, &a.process_user},
                       {"dcgm-compat", nullptr, &a.dcgm_compat},
+                      {"nvidia-smi-compat", nullptr, &a.nvidia_smi_compat},
                       {"socket", &a.socket},
                       {"allow-host", nullptr, nullptr, &a.allow_hosts}};
   for (const auto& entry : root) {

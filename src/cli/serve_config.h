@@ -21,6 +21,7 @@ struct ServeArgs {
   bool process_metrics = false;
   bool process_user = false;
   bool dcgm_compat = false;
+  bool nvidia_smi_compat = false;
   std::string socket;                    // serve --socket: jobs report framework memory and marks
   std::vector<std::string> allow_hosts;  // Host names accepted besides this server's own
 };

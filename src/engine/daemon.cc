@@ -42,6 +42,7 @@ class Daemon {
                       options_.socket));
     }
     http.api.hostname = options_.hostname;
+    http.demo = options_.source.demo;
     http.api.interval_seconds = std::chrono::duration<double>(options_.interval).count();
     http.history = [this](const server::HistoryQuery& q) { return History(q); };
     // The machine's leases (docs/select.md), parsed once per change of the
@@ -232,7 +233,8 @@ class Daemon {
                          [](const Event& a, const Event& b) { return a.time < b.time; });
         if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
         hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events,
-                      framework_.Current(*snap), pipeline_->diagnoser().Preallocated());
+                      framework_.Current(*snap), pipeline_->diagnoser().Preallocated(),
+                      pipeline_->diagnoser().Standing());
         // Said once served: what the log says, the API already shows.
         if (snap->stale != stale_logged_) {
           stale_logged_ = snap->stale;

@@ -28,8 +28,9 @@ struct Published {
   std::vector<rules::ActiveAlert> alerts;
   std::vector<leaks::LeakReport> leaks;
   std::vector<ProcessFrameworkMemory> framework;
-  std::vector<Preallocation> preallocated;  // processes diagnosed with pre-allocation
-  std::uint64_t version = 0;                // 1, 2, ... per publication
+  std::vector<Preallocation> preallocated;   // processes diagnosed with pre-allocation
+  std::vector<StandingDiagnosis> diagnoses;  // GPUs starved or throttled now
+  std::uint64_t version = 0;                 // 1, 2, ... per publication
 };
 
 struct ApiContext {

@@ -8,96 +8,14 @@
 #include <set>
 #include <tuple>
 
+#include "export/metrics_compat.h"
+
 namespace gpuwatch {
 namespace {
 
-enum class Type { kGauge, kCounter, kInfo };
-
-struct Family {
-  std::string name;  // as samples are written (counters end in _total, info in _info)
-  Type type = Type::kGauge;
-  std::string help;
-  std::vector<std::string> samples;
-};
-
-using Labels = std::vector<std::pair<std::string_view, std::string>>;
-
-std::string Escape(std::string_view v) {
-  std::string out;
-  out.reserve(v.size());
-  for (char c : v) {
-    if (c == '\\') {
-      out += "\\\\";
-    } else if (c == '"') {
-      out += "\\\"";
-    } else if (c == '\n') {
-      out += "\\n";
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
-std::string Number(double v) {
-  if (std::isnan(v)) return "NaN";
-  if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{}", v);
-}
-
-// Families in the order they were first written (stable output).
-class Writer {
- public:
-  explicit Writer(MetricsFormat format) : format_(format) {}
-
-  void Add(std::string_view name, Type type, std::string_view help, const Labels& labels,
-           double value) {
-    auto [it, fresh] = index_.try_emplace(std::string(name), families_.size());
-    if (fresh) families_.push_back(Family{std::string(name), type, std::string(help), {}});
-    std::string line(name);
-    if (!labels.empty()) {
-      line += '{';
-      bool first = true;
-      for (const auto& [k, v] : labels) {
-        line += fmt::format("{}{}=\"{}\"", first ? "" : ",", k, Escape(v));
-        first = false;
-      }
-      line += '}';
-    }
-    line += ' ';
-    line += Number(value);
-    families_[it->second].samples.push_back(std::move(line));
-  }
-
-  std::string Finish() const {
-    std::string out;
-    for (const auto& f : families_) {
-      std::string family = f.name;
-      std::string_view type = "gauge";
-      if (f.type == Type::kCounter) {
-        type = "counter";
-        // OpenMetrics names the family without the _total of its samples.
-        if (format_ == MetricsFormat::kOpenMetrics && family.ends_with("_total"))
-          family.resize(family.size() - 6);
-      } else if (f.type == Type::kInfo && format_ == MetricsFormat::kOpenMetrics) {
-        type = "info";
-        if (family.ends_with("_info")) family.resize(family.size() - 5);
-      }
-      out += fmt::format("# HELP {} {}\n# TYPE {} {}\n", family, Escape(f.help), family, type);
-      for (const auto& s : f.samples) {
-        out += s;
-        out += '\n';
-      }
-    }
-    if (format_ == MetricsFormat::kOpenMetrics) out += "# EOF\n";
-    return out;
-  }
-
- private:
-  MetricsFormat format_;
-  std::vector<Family> families_;
-  std::map<std::string, std::size_t> index_;
-};
+using metrics::Labels;
+using metrics::Type;
+using metrics::Writer;
 
 std::string Text(const Reading& r) { return r.is_text() ? r.text() : std::string(); }
 
@@ -115,24 +33,6 @@ Labels DeviceLabels(const DeviceSample& d, const std::string& hostname) {
 }
 
 Type TypeOf(const FieldInfo& f) { return f.kind == Kind::kCounter ? Type::kCounter : Type::kGauge; }
-
-// dcgm-exporter's units for the fields it shares with the catalogue.
-double DcgmScale(const FieldInfo& f) {
-  switch (f.unit) {
-    case Unit::kBytes:
-      return 1.0 / (1024 * 1024);  // MiB
-    case Unit::kRatio:
-      return 100;  // percent
-    case Unit::kHertz:
-      return 1e-6;  // MHz
-    case Unit::kJoules:
-      return 1000;  // mJ
-    case Unit::kBytesPerSecond:
-      return 1.0 / 1024;  // KB/s
-    default:
-      return 1;
-  }
-}
 
 void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
                const MetricsOptions& o) {
@@ -158,6 +58,10 @@ void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
                    {"pid", std::to_string(p.pid)},
                    {"command", (p.host.name.empty() ? p.host.command : p.host.name).substr(0, 64)}};
       if (o.process_user) pl.emplace_back("user", p.host.user);
+      // From the process's cgroup; "" (no label) when it has none.
+      pl.emplace_back("container_id", p.host.container_id);
+      pl.emplace_back("pod_uid", p.host.pod_uid);
+      pl.emplace_back("slurm_job_id", p.host.slurm_job_id);
       for (const auto& f : Catalogue()) {
         if (f.scope != Scope::kProcess || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
         if (auto v = Value(p.fields[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, pl, *v);
@@ -260,24 +164,35 @@ void AddLeaseSeries(Writer& w, const Snapshot* s, const host::LeaseTable& t, con
         "How long the longest-waiting job has waited for GPUs (0 when none waits)", host, oldest);
 }
 
-void AddDcgm(Writer& w, const Snapshot& s, const std::string& hostname, MetricsFormat format) {
+// gpuwatch_diagnosis_active: one family for every diagnosis (src/analysis/
+// diagnoses). Starved and throttling: every GPU that answers, 0 or 1;
+// preallocation: one series per diagnosed process while it runs.
+void AddDiagnoses(Writer& w, const Snapshot& s, const MetricsInput& in) {
+  constexpr std::string_view kHelp =
+      "1 while a diagnosis stands (kind starved: low utilization while memory is held; "
+      "throttling: clocks held down for a minute or more; preallocation: per process); "
+      "docs/metrics.md";
   for (const auto& d : s.devices) {
     if (d.health != DeviceHealth::kOk) continue;
-    const Labels labels = {{"gpu", std::to_string(d.index)},
-                           {"UUID", Text(d.fields[FieldId::kUuid])},
-                           {"pci_bus_id", Text(d.fields[FieldId::kPciBusId])},
-                           {"device", fmt::format("nvidia{}", d.index)},
-                           {"modelName", Text(d.fields[FieldId::kName])},
-                           {"Hostname", hostname}};
-    for (const auto& f : Catalogue()) {
-      if (f.scope != Scope::kDevice || f.dcgm_alias.empty()) continue;
-      auto v = Value(d.fields[f.id]);
-      if (!v) continue;
-      // OpenMetrics counters must end in _total, which DCGM's names do not.
-      const Type type = format == MetricsFormat::kPrometheus ? TypeOf(f) : Type::kGauge;
-      w.Add(f.dcgm_alias, type, fmt::format("{} (dcgm-exporter name and unit)", f.help), labels,
-            *v * DcgmScale(f));
+    for (std::string_view kind : {"starved", "throttling"}) {
+      const bool standing = std::any_of(
+          in.diagnoses.begin(), in.diagnoses.end(),
+          [&](const StandingDiagnosis& x) { return x.gpu == d.index && x.kind == kind; });
+      w.Add("gpuwatch_diagnosis_active", Type::kGauge, kHelp,
+            {{"gpu", std::to_string(d.index)},
+             {"kind", std::string(kind)},
+             {"pid", ""},
+             {"hostname", in.hostname}},
+            standing ? 1 : 0);
     }
+  }
+  for (const auto& a : in.preallocated) {
+    w.Add("gpuwatch_diagnosis_active", Type::kGauge, kHelp,
+          {{"gpu", std::to_string(a.gpu)},
+           {"kind", "preallocation"},
+           {"pid", std::to_string(a.process.pid)},
+           {"hostname", in.hostname}},
+          1);
   }
 }
 
@@ -304,6 +219,14 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
       if (f.scope != Scope::kHost || f.prom_name.empty() || f.kind == Kind::kInfo) continue;
       if (auto v = Value(s.host[f.id])) w.Add(f.prom_name, TypeOf(f), f.help, host, *v);
     }
+    w.Add("gpuwatch_driver_info", Type::kInfo,
+          "The NVIDIA driver as labels: its version, the highest CUDA version it supports, NVML's "
+          "version (empty when not read)",
+          {{"driver_version", Text(s.host[FieldId::kDriverVersion])},
+           {"cuda_version", Text(s.host[FieldId::kCudaDriverVersion])},
+           {"nvml_version", Text(s.host[FieldId::kNvmlVersion])},
+           {"hostname", in.hostname}},
+          1);
     for (const auto& d : s.devices) AddDevice(w, d, in.hostname, o);
     for (const auto& m : s.mig_devices) AddMig(w, m, Parent(s, m), in.hostname);
   }
@@ -361,6 +284,8 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
           1);
   }
 
+  if (in.snapshot != nullptr) AddDiagnoses(w, *in.snapshot, in);
+
   const ExporterStats& st = in.stats;
   w.Add("gpuwatch_exporter_build_info", Type::kInfo, "The gpuwatch build",
         {{"version", st.version}, {"hostname", in.hostname}}, 1);
@@ -385,6 +310,12 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
   w.Add("gpuwatch_exporter_http_oversize_cuts_total", Type::kCounter,
         "Connections cut because their request head passed the size bound (431)", host,
         static_cast<double>(st.http_oversize_cuts));
+  std::uint64_t nvml_failures = 0;
+  for (const auto& [call, count] : st.nvml_errors) nvml_failures += count;
+  w.Add("gpuwatch_exporter_nvml_failures_total", Type::kCounter,
+        "Failed NVML calls (not 'not supported') of every call, from 0 at the first scrape: what "
+        "increase() alerts on (per call: gpuwatch_exporter_nvml_errors_total)",
+        host, static_cast<double>(nvml_failures));
   for (const auto& [call, count] : st.nvml_errors) {
     w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
           "Failed NVML calls (not 'not supported'), by call",
@@ -405,7 +336,10 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
       }
     }
   }
-  if (o.dcgm_compat && in.snapshot != nullptr) AddDcgm(w, *in.snapshot, in.hostname, o.format);
+  if (o.dcgm_compat && in.snapshot != nullptr) metrics::AddDcgm(w, *in.snapshot, in.hostname);
+  if (o.nvidia_smi_compat && in.snapshot != nullptr) {
+    metrics::AddNvidiaSmi(w, *in.snapshot, o.process_metrics);
+  }
   return w.Finish();
 }
 

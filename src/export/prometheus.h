@@ -16,12 +16,11 @@
 #include "analysis/job/framework_table.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
+#include "export/metrics_writer.h"
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
 
 namespace gpuwatch {
-
-enum class MetricsFormat { kPrometheus, kOpenMetrics };
 
 // OpenMetrics when the Accept header asks for it, else Prometheus text.
 MetricsFormat NegotiateMetricsFormat(std::string_view accept);
@@ -29,9 +28,10 @@ std::string_view MetricsContentType(MetricsFormat format);
 
 struct MetricsOptions {
   MetricsFormat format = MetricsFormat::kPrometheus;
-  bool process_metrics = false;  // per-process series (pid, command)
-  bool process_user = false;     // ... with the user label too
-  bool dcgm_compat = false;      // also dcgm-exporter's names and units
+  bool process_metrics = false;    // per-process series (pid, command, container/pod/job ids)
+  bool process_user = false;       // ... with the user label too
+  bool dcgm_compat = false;        // also dcgm-exporter's names and units
+  bool nvidia_smi_compat = false;  // also nvidia_gpu_exporter's nvidia_smi_* names
 };
 
 // The exporter's own health.
@@ -40,7 +40,7 @@ struct ExporterStats {
   double last_sample_age_seconds = 0;
   double sample_duration_seconds = 0;
   bool sampler_hung = false;
-  std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call
+  std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call (each from its first error)
   std::uint64_t http_shed = 0;           // connections answered without a worker (503, probes)
   std::uint64_t http_deadline_cuts = 0;  // connections cut at the request deadline
   std::uint64_t http_oversize_cuts = 0;  // ... for a request head over the size bound
@@ -54,6 +54,8 @@ struct MetricsInput {
   std::vector<leaks::LeakReport> leaks;
   std::vector<ProcessFrameworkMemory> framework;  // per process: shown with process_metrics
   std::vector<Preallocation> preallocated;
+  // GPUs with a standing starved or throttling diagnosis (Diagnoser::Standing).
+  std::vector<StandingDiagnosis> diagnoses;
   ExporterStats stats;
   // The machine's leases (docs/select.md); nullopt when not read (no lease
   // series). Waits are counted to `now`.

@@ -53,9 +53,28 @@ std::chrono::system_clock::time_point FromUnix(double s) {
           std::chrono::duration<double>(s)));
 }
 
-std::string SseMessage(std::string_view event, const json& data) {
-  return fmt::format("event: {}\ndata: {}\n\n", event,
+// One SSE message. `id` is the sequence of the newest event the client has
+// had with it (events: their own; snapshots: the newest before them), so the
+// Last-Event-ID a client reconnects with says which events it missed.
+std::string SseMessage(std::uint64_t id, std::string_view event, const json& data) {
+  return fmt::format("id: {}\nevent: {}\ndata: {}\n\n", id, event,
                      data.dump(-1, ' ', false, json::error_handler_t::replace));
+}
+
+// The Last-Event-ID a reconnecting client sends: nullopt when absent, an
+// error naming the header when it is not a sequence this server sends.
+Result<std::optional<std::uint64_t>> LastEventId(const httplib::Request& req) {
+  if (!req.has_header("Last-Event-ID")) return std::optional<std::uint64_t>();
+  const std::string v = req.get_header_value("Last-Event-ID");
+  std::uint64_t id = 0;
+  const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), id);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size()) {
+    return Status::InvalidArgument(fmt::format(
+        "header Last-Event-ID: \"{}\" is not an event id (the decimal id: of a message this "
+        "stream sent)",
+        v.substr(0, 64)));
+  }
+  return std::optional<std::uint64_t>(id);
 }
 
 constexpr std::size_t kMaxHeaders = 100;
@@ -67,6 +86,18 @@ const char kNoDashboard[] =
     "<!doctype html><meta charset=utf-8><title>gpuwatch</title>"
     "<p>gpuwatch serve: this build has no dashboard bundle (npm ci --prefix web, then build "
     "again). <a href=/metrics>/metrics</a> · <a href=/api/v1/snapshot>/api/v1/snapshot</a>";
+
+// The dashboard page as served: for a demo its data-source="live" says "demo", so the page
+// shows the DEMO banner at its first paint, before its script asks anything (web/README.md).
+constexpr std::string_view kLiveSource = "data-source=\"live\"";
+constexpr std::string_view kDemoSource = "data-source=\"demo\"";
+
+std::string DashboardPage(std::string_view html, bool demo) {
+  std::string page(html);
+  const auto at = page.find(kLiveSource);
+  if (demo && at != std::string::npos) page.replace(at, kLiveSource.size(), kDemoSource);
+  return page;
+}
 
 }  // namespace
 
@@ -266,6 +297,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     in.leaks = p.leaks;
     in.framework = p.framework;
     in.preallocated = p.preallocated;
+    in.diagnoses = p.diagnoses;
     in.stats = self->hub->Stats();
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();
@@ -357,7 +389,9 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     }
     SendJson(res, *doc);
   });
-  srv.Get("/api/v1/stream", [self](const httplib::Request&, httplib::Response& res) {
+  srv.Get("/api/v1/stream", [self](const httplib::Request& req, httplib::Response& res) {
+    const auto resume = LastEventId(req);
+    if (!resume) return SendError(res, 400, resume.error().message());
     if (self->streams.fetch_add(1) >= self->options.max_streams) {
       self->streams.fetch_sub(1);
       res.set_header("Retry-After", "5");
@@ -368,20 +402,40 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
       std::uint64_t version = 0;
       std::uint64_t events = 0;
       bool started = false;
+      std::optional<std::uint64_t> resume;  // Last-Event-ID: replay the events after it
     };
     auto cursor = std::make_shared<Cursor>();
+    cursor->resume = *resume;
+    // The events after the cursor, each with its id; moves the cursor on.
+    auto events_after = [self, cursor](std::uint64_t after) {
+      std::string out;
+      std::uint64_t newest = 0;
+      for (const auto& e : self->hub->SequencedEventsAfter(after, &newest)) {
+        out += SseMessage(e.sequence, "event", EventDocument(e.event));
+      }
+      cursor->events = newest;
+      return out;
+    };
     res.set_chunked_content_provider(
         "text/event-stream",
-        [self, cursor](std::size_t, httplib::DataSink& sink) {
+        [self, cursor, events_after](std::size_t, httplib::DataSink& sink) {
           if (!cursor->started) {
             cursor->started = true;
-            cursor->events = self->hub->event_count();
+            std::string first = "retry: 2000\n\n";
+            if (cursor->resume) {
+              // Newer than every event here: the daemon restarted and numbers
+              // from 1 again, so all it keeps are new to the client.
+              const std::uint64_t after =
+                  *cursor->resume > self->hub->event_count() ? 0 : *cursor->resume;
+              first += events_after(after);
+            } else {
+              cursor->events = self->hub->event_count();
+            }
             const Published p = self->hub->Latest();
             cursor->version = p.version;
             const auto leases = self->ReadLeases();
-            const std::string first =
-                "retry: 2000\n\n" +
-                SseMessage("snapshot",
+            first +=
+                SseMessage(cursor->events, "snapshot",
                            SnapshotDocument(p, self->options.api, leases ? &*leases : nullptr));
             return sink.write(first.data(), first.size());
           }
@@ -393,17 +447,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
             return sink.write(kKeepalive.data(), kKeepalive.size());
           }
           if (self->hub->stopped() || self->stopping) return false;
-          std::string out;
-          std::uint64_t newest = 0;
-          for (const auto& e : self->hub->EventsAfter(cursor->events, &newest)) {
-            out += SseMessage("event", EventDocument(e));
-          }
-          cursor->events = newest;
+          std::string out = events_after(cursor->events);
           const Published p = self->hub->Latest();
           if (p.version > cursor->version) {
             cursor->version = p.version;
             const auto leases = self->ReadLeases();
-            out += SseMessage("snapshot",
+            out += SseMessage(cursor->events, "snapshot",
                               SnapshotDocument(p, self->options.api, leases ? &*leases : nullptr));
           }
           return out.empty() || sink.write(out.data(), out.size());
@@ -420,7 +469,18 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   if (web::kDashboardHtml.empty()) {
     asset("/", kNoDashboard, "text/html; charset=utf-8");
   } else {
-    asset("/", web::kDashboardHtml, "text/html; charset=utf-8");
+    // A demo source (said before the first sample) or snapshots that say demo (a recording of
+    // the demo fleet).
+    srv.Get("/", [self, live = DashboardPage(web::kDashboardHtml, false),
+                  demo = DashboardPage(web::kDashboardHtml, true)](const httplib::Request&,
+                                                                   httplib::Response& res) {
+      const Published p = self->hub->Latest();
+      const bool is_demo = self->options.demo || (p.snapshot && p.snapshot->demo);
+      res.set_header("Content-Security-Policy",
+                     "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");
+      res.set_header("Cache-Control", "no-cache");
+      res.set_content(is_demo ? demo : live, "text/html; charset=utf-8");
+    });
     asset("/dashboard.js", web::kDashboardJs, "text/javascript; charset=utf-8");
     asset("/dashboard.css", web::kDashboardCss, "text/css; charset=utf-8");
   }

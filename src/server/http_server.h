@@ -43,6 +43,9 @@ struct HttpOptions {
   HistorySource history;
   LeaseSource leases;  // none: no leases shown, /api/v1/leases is 404
   std::string version;
+  // The source is the demo fleet: "/" says DEMO before the first sample (after it, each
+  // snapshot's own demo flag counts too).
+  bool demo = false;
   int workers = 32;
   int queue = 32;  // connections waiting for a worker; beyond, 503 (the probes still answer)
   // A request must arrive whole within this long of reaching a worker (or of

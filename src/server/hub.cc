@@ -9,7 +9,8 @@ namespace gpuwatch::server {
 void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                   std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
                   std::vector<ProcessFrameworkMemory> framework,
-                  std::vector<Preallocation> preallocated) {
+                  std::vector<Preallocation> preallocated,
+                  std::vector<StandingDiagnosis> diagnoses) {
   {
     MutexLock lock(mu_);
     latest_.snapshot = std::move(snapshot);
@@ -17,6 +18,7 @@ void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::A
     latest_.leaks = std::move(leaks);
     latest_.framework = std::move(framework);
     latest_.preallocated = std::move(preallocated);
+    latest_.diagnoses = std::move(diagnoses);
     ++latest_.version;
     for (const auto& e : events) {
       const bool mark = e.kind == Event::Kind::kMark;
@@ -71,16 +73,24 @@ std::uint64_t Hub::event_count() const {
 }
 
 std::vector<Event> Hub::EventsAfter(std::uint64_t count, std::uint64_t* newest) const {
+  std::vector<Event> out;
+  for (SequencedEvent& s : SequencedEventsAfter(count, newest)) out.push_back(std::move(s.event));
+  return out;
+}
+
+std::vector<Hub::SequencedEvent> Hub::SequencedEventsAfter(std::uint64_t count,
+                                                           std::uint64_t* newest) const {
   MutexLock lock(mu_);
   if (newest != nullptr) *newest = event_count_;
   const auto after = [count](const Numbered& n) { return n.sequence <= count; };
   auto e = std::partition_point(events_.begin(), events_.end(), after);
   auto m = std::partition_point(marks_.begin(), marks_.end(), after);
-  std::vector<Event> out;
+  std::vector<SequencedEvent> out;
   out.reserve(static_cast<std::size_t>((events_.end() - e) + (marks_.end() - m)));
   while (e != events_.end() || m != marks_.end()) {
     const bool take_event = m == marks_.end() || (e != events_.end() && e->sequence < m->sequence);
-    out.push_back(take_event ? (e++)->event : (m++)->event);
+    const Numbered& n = take_event ? *e++ : *m++;
+    out.push_back({n.sequence, n.event});
   }
   return out;
 }

@@ -26,7 +26,8 @@ class Hub {
   void Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::ActiveAlert> alerts,
                std::vector<leaks::LeakReport> leaks, const std::vector<Event>& events,
                std::vector<ProcessFrameworkMemory> framework = {},
-               std::vector<Preallocation> preallocated = {});
+               std::vector<Preallocation> preallocated = {},
+               std::vector<StandingDiagnosis> diagnoses = {});
   // Why the daemon cannot serve fresh data ("" when it can).
   void SetNotReady(std::string why);
   void Stop();  // wakes every waiting stream; they end
@@ -43,6 +44,13 @@ class Hub {
   // Sequence > count; `newest` (when given) gets the sequence of the newest
   // event under the same lock, so a reader that goes on from it misses none.
   std::vector<Event> EventsAfter(std::uint64_t count, std::uint64_t* newest = nullptr) const;
+  // The same, each with its sequence number (the SSE stream's `id:`).
+  struct SequencedEvent {
+    std::uint64_t sequence = 0;
+    Event event;
+  };
+  std::vector<SequencedEvent> SequencedEventsAfter(std::uint64_t count,
+                                                   std::uint64_t* newest = nullptr) const;
   // The newest `limit` kept from `since` on; when more are kept, the other
   // events come before marks, so a flood of marks never hides an alert.
   std::vector<Event> EventsSince(std::chrono::system_clock::time_point since,

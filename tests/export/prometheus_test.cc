@@ -5,6 +5,7 @@
 // output in tests/integration/.
 #include "export/prometheus.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -231,6 +232,180 @@ TEST(Metrics, BeforeTheFirstSampleOnlyTheExporterSpeaks) {
   const std::string text = RenderMetrics(in, {});
   EXPECT_EQ(text.find("gpuwatch_memory"), std::string::npos);
   EXPECT_NE(text.find("gpuwatch_exporter_scrapes_total{hostname=\"node1\"} 0"), std::string::npos);
+}
+
+// Every sample line of `family` (exactly that name) in `text`.
+std::vector<std::string> Samples(const std::string& text, const std::string& family) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(family + "{") || line.starts_with(family + " ")) out.push_back(line);
+  }
+  return out;
+}
+
+TEST(Metrics, OpenMetricsDeclaresTheUnitOfEveryFamilyNamedWithOne) {
+  const Snapshot s = Fixed();
+  MetricsOptions om;
+  om.format = MetricsFormat::kOpenMetrics;
+  const std::string text = Render(s, om);
+  EXPECT_NE(text.find("# TYPE gpuwatch_memory_used_bytes gauge\n# UNIT gpuwatch_memory_used_bytes "
+                      "bytes\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# UNIT gpuwatch_energy_joules joules\n"), std::string::npos)
+      << "a counter's unit is its family's, without _total";
+  EXPECT_NE(text.find("# UNIT gpuwatch_pcie_tx_bytes_per_second bytes_per_second\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("# UNIT gpuwatch_temperature_celsius celsius\n"), std::string::npos);
+  EXPECT_EQ(text.find("# UNIT gpuwatch_gpu_up"), std::string::npos);
+  // The spec's rule: a UNIT names the end of its family's name.
+  std::istringstream in(text);
+  int units = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.starts_with("# UNIT ")) continue;
+    ++units;
+    const auto space = line.rfind(' ');
+    const std::string family = line.substr(7, space - 7);
+    EXPECT_TRUE(family.ends_with("_" + line.substr(space + 1))) << line;
+  }
+  EXPECT_GT(units, 20);
+  EXPECT_EQ(Render(s, {}).find("# UNIT"), std::string::npos) << "text 0.0.4 has no UNIT";
+}
+
+TEST(Metrics, DcgmCountersHaveOneTypeAndOneNameInBothFormats) {
+  const Snapshot s = Fixed();
+  MetricsOptions o;
+  o.dcgm_compat = true;
+  const std::string plain = Render(s, o);
+  o.format = MetricsFormat::kOpenMetrics;
+  const std::string om = Render(s, o);
+  EXPECT_NE(plain.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION untyped\n"), std::string::npos);
+  EXPECT_NE(om.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown\n"), std::string::npos);
+  EXPECT_EQ(Samples(plain, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION").size(), 2u);
+  EXPECT_EQ(Samples(plain, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),
+            Samples(om, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"));
+  EXPECT_NE(plain.find("# TYPE DCGM_FI_DEV_FB_USED gauge\n"), std::string::npos);
+  EXPECT_NE(om.find("# TYPE DCGM_FI_DEV_FB_USED gauge\n"), std::string::npos);
+}
+
+TEST(Metrics, DriverInfoCarriesDriverCudaAndNvmlVersions) {
+  const Snapshot s = Fixed();
+  const auto info = Samples(Render(s, {}), "gpuwatch_driver_info");
+  ASSERT_EQ(info.size(), 1u);
+  EXPECT_EQ(info[0], fmt::format("gpuwatch_driver_info{{driver_version=\"{}\",cuda_version=\"{}\","
+                                 "nvml_version=\"{}\",hostname=\"node1\"}} 1",
+                                 s.host[FieldId::kDriverVersion].text(),
+                                 s.host[FieldId::kCudaDriverVersion].text(),
+                                 s.host[FieldId::kNvmlVersion].text()));
+  MetricsOptions om;
+  om.format = MetricsFormat::kOpenMetrics;
+  EXPECT_NE(Render(s, om).find("# TYPE gpuwatch_driver info\n"), std::string::npos);
+}
+
+TEST(Metrics, CountersOfKnownLabelsAreZeroFromTheFirstScrape) {
+  const Snapshot s = Fixed();
+  const std::string text = Render(s, {});
+  EXPECT_EQ(
+      Samples(text, "gpuwatch_exporter_nvml_failures_total"),
+      std::vector<std::string>{"gpuwatch_exporter_nvml_failures_total{hostname=\"node1\"} 0"});
+  EXPECT_TRUE(Samples(text, "gpuwatch_exporter_nvml_errors_total").empty())
+      << "per call only from a call's first error";
+  for (const char* counter :
+       {"gpuwatch_exporter_http_shed_total", "gpuwatch_exporter_http_deadline_cuts_total",
+        "gpuwatch_exporter_http_oversize_cuts_total"}) {
+    EXPECT_EQ(Samples(text, counter),
+              std::vector<std::string>{std::string(counter) + "{hostname=\"node1\"} 0"});
+  }
+  EXPECT_EQ(Samples(text, "gpuwatch_xid_errors_total").size(), 2u) << "every GPU, from 0";
+  MetricsInput in;
+  in.stats.nvml_errors = {{"nvmlDeviceGetPowerUsage", 2}, {"nvmlDeviceGetTemperature", 1}};
+  const std::string failing = Render(s, {}, in);
+  EXPECT_EQ(
+      Samples(failing, "gpuwatch_exporter_nvml_failures_total"),
+      std::vector<std::string>{"gpuwatch_exporter_nvml_failures_total{hostname=\"node1\"} 3"});
+  EXPECT_EQ(Samples(failing, "gpuwatch_exporter_nvml_errors_total").size(), 2u);
+}
+
+TEST(Metrics, EveryDiagnosisHasASeries) {
+  const Snapshot s = Fixed();
+  MetricsInput in;
+  in.diagnoses = {StandingDiagnosis{1, "starved"}, StandingDiagnosis{0, "throttling"}};
+  in.preallocated = {Preallocation{1, ProcessKey{77, 3}, 100.0, 0.75}};
+  const auto series = Samples(Render(s, {}, in), "gpuwatch_diagnosis_active");
+  const std::vector<std::string> expected = {
+      R"(gpuwatch_diagnosis_active{gpu="0",kind="starved",pid="",hostname="node1"} 0)",
+      R"(gpuwatch_diagnosis_active{gpu="0",kind="throttling",pid="",hostname="node1"} 1)",
+      R"(gpuwatch_diagnosis_active{gpu="1",kind="starved",pid="",hostname="node1"} 1)",
+      R"(gpuwatch_diagnosis_active{gpu="1",kind="throttling",pid="",hostname="node1"} 0)",
+      R"(gpuwatch_diagnosis_active{gpu="1",kind="preallocation",pid="77",hostname="node1"} 1)"};
+  EXPECT_EQ(series, expected);
+}
+
+TEST(Metrics, ProcessSeriesCarryContainerPodAndJobFromTheCgroup) {
+  const Snapshot s = Fixed();
+  MetricsOptions o;
+  o.process_metrics = true;
+  const std::string text = Render(s, o);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      text, m, std::regex("gpuwatch_process_memory_used_bytes\\{[^}]*pid=\"5001\"[^}]*\\}")));
+  EXPECT_NE(
+      m.str().find(
+          "container_id=\"4b8e2f0c1d9a7e6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b\""),
+      std::string::npos)
+      << m.str();
+  ASSERT_TRUE(std::regex_search(
+      text, m, std::regex("gpuwatch_process_memory_used_bytes\\{[^}]*pid=\"5002\"[^}]*\\}")));
+  EXPECT_NE(m.str().find("slurm_job_id=\"4242\""), std::string::npos) << m.str();
+  EXPECT_NE(m.str().find("container_id=\"\""), std::string::npos) << m.str();
+  EXPECT_EQ(text.find("user=\""), std::string::npos) << "still opt-in";
+}
+
+TEST(Metrics, NvidiaSmiCompatUsesNvidiaGpuExporterNames) {
+  const Snapshot s = Fixed();
+  EXPECT_EQ(Render(s, {}).find("nvidia_smi_"), std::string::npos) << "opt-in";
+  MetricsOptions o;
+  o.nvidia_smi_compat = true;
+  const std::string text = Render(s, o);
+  const std::string uuid = s.devices[0].fields[FieldId::kUuid].text().substr(4);  // no "GPU-"
+  const auto one = [&](const std::string& family) {
+    const auto lines = Samples(text, family);
+    for (const auto& l : lines) {
+      if (l.starts_with(family + "{uuid=\"" + uuid + "\"} "))
+        return std::stod(l.substr(l.rfind(' ')));
+    }
+    ADD_FAILURE() << family << " for " << uuid << " missing";
+    return 0.0;
+  };
+  const DeviceFields& f = s.devices[0].fields;
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_memory_used_bytes"), f[FieldId::kMemoryUsedBytes].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_memory_total_bytes"), f[FieldId::kMemoryTotalBytes].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_utilization_gpu_ratio"),
+                   f[FieldId::kUtilizationGpuRatio].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_temperature_gpu"), f[FieldId::kTemperatureGpuCelsius].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_power_draw_watts"), f[FieldId::kPowerDrawWatts].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_clocks_current_sm_clock_hz"),
+                   f[FieldId::kClockSmHertz].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_pstate"), f[FieldId::kPerformanceState].number());
+  EXPECT_DOUBLE_EQ(one("nvidia_smi_enforced_power_limit_watts"),
+                   f[FieldId::kPowerLimitEnforcedWatts].number());
+  EXPECT_NE(text.find("# TYPE nvidia_smi_ecc_errors_corrected_volatile_total gauge\n"),
+            std::string::npos)
+      << "that exporter's type";
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(
+      text, m, std::regex("nvidia_smi_gpu_info\\{uuid=\"" + uuid + "\"[^}]*\\} 1")));
+  EXPECT_NE(m.str().find("name=\"NVIDIA H200\""), std::string::npos) << m.str();
+  EXPECT_NE(m.str().find("index=\"0\""), std::string::npos) << m.str();
+  EXPECT_NE(
+      m.str().find(fmt::format("cuda_version=\"{}\"", s.host[FieldId::kCudaDriverVersion].text())),
+      std::string::npos)
+      << m.str();
+  EXPECT_NE(text.find("gpuwatch_memory_used_bytes{"), std::string::npos) << "gpuwatch's own stay";
+  EXPECT_EQ(text.find("nvidia_smi_compute_app_used_memory_bytes"), std::string::npos);
+  o.process_metrics = true;
+  EXPECT_NE(Render(s, o).find("nvidia_smi_compute_app_used_memory_bytes{pid=\"5001\""),
+            std::string::npos);
 }
 
 }  // namespace

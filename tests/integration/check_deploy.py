@@ -2,11 +2,19 @@
 """Checks the files under deploy/ as far as a machine without Docker, Kubernetes or a GPU can.
 
   check_deploy.py [BUILD_DIR]       (BUILD_DIR/gpuwatch, or the binary itself)
+  check_deploy.py --write-prometheusrule
+                                    regenerates deploy/kubernetes/prometheus-operator/prometheusrule.yaml
+                                    from deploy/prometheus/gpuwatch-rules.yml + gpuwatch-recording.yml
 
-- Every YAML file parses (PyYAML); every Kubernetes object round-trips through the typed models
-  of the official Python client (python3-kubernetes) when it is installed, so a misspelt or
-  misplaced field is caught; the DaemonSet and Service say what docs/deploy.md promises.
-- promtool: `check config` (which also checks the rule file), `check rules`, `test rules`;
+- Every YAML file parses (PyYAML). Kubernetes (deploy_kubernetes.py): the objects `kubectl
+  kustomize` renders for both discovery modes (the Service's annotations by default; the
+  ServiceMonitor, or the PodMonitor in its place, of prometheus-operator/), exactly one mode
+  active in each; the core kinds round-trip through the typed models of the official Python
+  client (python3-kubernetes) when it is installed, so a misspelt or misplaced field is caught;
+  the CRDs by hand (selectors, port names, job label, the PrometheusRule equal to the rule files);
+  the DaemonSet and Service say what docs/deploy.md promises.
+- promtool: `check config` (which also checks the rule files), `check rules`, `test rules` of the
+  alert and the recording rules; the commented Kubernetes scrape job of prometheus.yml, uncommented;
   amtool: `check-config` of the Alertmanager example, and that it routes each alert by severity.
 - systemd: `systemd-analyze verify` on the unit (ExecStart pointed at BUILD_DIR's gpuwatch, since
   verify wants the binary to exist), `systemd-sysusers` in a scratch root creates the user in
@@ -32,6 +40,8 @@ import time
 from pathlib import Path
 
 import yaml
+
+import deploy_kubernetes
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -74,49 +84,23 @@ def check_yaml():
 
 
 # --- Kubernetes ------------------------------------------------------------------------------
-def roundtrip_diff(a, b, path=""):
-    out = []
-    if isinstance(a, dict):
-        for k, v in a.items():
-            if not isinstance(b, dict) or k not in b:
-                out.append(f"{path}/{k}")
-            else:
-                out += roundtrip_diff(v, b[k], f"{path}/{k}")
-    elif isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            out.append(f"{path}: list changed")
-        else:
-            for i, (x, y) in enumerate(zip(a, b)):
-                out += roundtrip_diff(x, y, f"{path}[{i}]")
-    elif a != b and str(a) != str(b):
-        out.append(f"{path}: {a!r} became {b!r}")
-    return out
+def check_kubernetes():
+    """Both discovery modes (deploy_kubernetes.py); the DaemonSet and Service as docs/deploy.md says."""
+    base, operator, podmode = deploy_kubernetes.render_modes(check, skip)
+    extra = [o for o in operator + podmode if o["kind"] not in deploy_kubernetes.CORE_MODELS]
+    deploy_kubernetes.check_models(base + extra, check, skip)
+    kinds = {p.relative_to(ROOT).as_posix(): [d.get("kind") for d in deploy_kubernetes.load_all(p)]
+             for p in sorted(deploy_kubernetes.K8S.rglob("*.yaml"))}
+    check(all(k in deploy_kubernetes.API_VERSIONS for ks in kinds.values() for k in ks),
+          "kubernetes: every document under deploy/kubernetes is a known kind", str(kinds))
+    argv = check_core(base)
+    if base and operator and podmode:
+        deploy_kubernetes.check_operator_mode(base, operator, check)
+        deploy_kubernetes.check_discovery(base, operator, podmode, check)
+    return argv
 
 
-def check_kubernetes(objects):
-    try:
-        from kubernetes import client  # python3-kubernetes
-    except ImportError:
-        skip("python3-kubernetes not installed: Kubernetes objects not checked against the API models")
-        client = None
-    if client is not None:
-        api = client.ApiClient()
-
-        class Response:
-            def __init__(self, obj):
-                self.data = json.dumps(obj)
-
-        for obj in objects:
-            model = "V1" + obj["kind"]
-            what = f"{obj['kind']} {obj['metadata']['name']}"
-            try:
-                back = api.sanitize_for_serialization(api.deserialize(Response(obj), model))
-                diff = roundtrip_diff(obj, back)
-                check(not diff, f"kubernetes: {what} matches the {obj['apiVersion']} API model "
-                                f"(no unknown or misplaced field)", ", ".join(diff))
-            except (ValueError, TypeError, AttributeError) as e:
-                check(False, f"kubernetes: {what} matches the API model", str(e))
-
+def check_core(objects):
     by_kind = {o["kind"]: o for o in objects}
     check(set(by_kind) >= {"Namespace", "DaemonSet", "Service"}, "kubernetes: Namespace, DaemonSet and Service")
     ds = by_kind.get("DaemonSet")
@@ -164,8 +148,11 @@ def check_kubernetes(objects):
     check("/var/lib/gpuwatch" in mounts, "kubernetes: a volume for the history database")
     check(svc["spec"].get("clusterIP") == "None", "kubernetes: the Service is headless")
     ann = svc["metadata"].get("annotations", {})
-    check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == "9835",
-          "kubernetes: the Service has prometheus.io annotations")
+    check(ann.get("prometheus.io/scrape") == "true" and ann.get("prometheus.io/port") == "9835" and
+          ann.get("prometheus.io/path") == "/metrics", "kubernetes: the Service has prometheus.io annotations")
+    check(not any(k.startswith("prometheus.io/")
+                  for k in ds["spec"]["template"]["metadata"].get("annotations", {})),
+          "kubernetes: the pods carry no prometheus.io annotations (the Service does)")
     check(svc["spec"]["selector"].items() <= ds["spec"]["template"]["metadata"]["labels"].items(),
           "kubernetes: the Service selects the DaemonSet's pods")
     check(all(p.get("targetPort") in ("metrics", 9835) for p in svc["spec"]["ports"]),
@@ -175,17 +162,39 @@ def check_kubernetes(objects):
 
 # --- Prometheus ------------------------------------------------------------------------------
 def check_promtool():
+    d = DEPLOY / "prometheus"
+    config = yaml.safe_load((d / "prometheus.yml").read_text())
+    check(config.get("rule_files") == ["gpuwatch-rules.yml", "gpuwatch-recording.yml"],
+          "prometheus.yml loads gpuwatch-rules.yml and gpuwatch-recording.yml", str(config.get("rule_files")))
     if not shutil.which("promtool"):
         skip("promtool not found (Debian: prometheus): rule and config files not checked")
         return
-    d = DEPLOY / "prometheus"
     r = run(["promtool", "check", "config", "prometheus.yml"], cwd=d)
     check(r.returncode == 0, "promtool check config deploy/prometheus/prometheus.yml", r.stdout + r.stderr)
-    r = run(["promtool", "check", "rules", "gpuwatch-rules.yml"], cwd=d)
-    check(r.returncode == 0, "promtool check rules deploy/prometheus/gpuwatch-rules.yml", r.stdout + r.stderr)
-    r = run(["promtool", "test", "rules", "gpuwatch-rules.test.yml"], cwd=d)
-    check(r.returncode == 0, "promtool test rules deploy/prometheus/gpuwatch-rules.test.yml",
-          (r.stdout + r.stderr)[-3000:])
+    for rules, tests in (("gpuwatch-rules.yml", "gpuwatch-rules.test.yml"),
+                         ("gpuwatch-recording.yml", "gpuwatch-recording.test.yml")):
+        r = run(["promtool", "check", "rules", rules], cwd=d)
+        check(r.returncode == 0, f"promtool check rules deploy/prometheus/{rules}", r.stdout + r.stderr)
+        r = run(["promtool", "test", "rules", tests], cwd=d)
+        check(r.returncode == 0, f"promtool test rules deploy/prometheus/{tests}", (r.stdout + r.stderr)[-3000:])
+    # The Kubernetes job at the end of prometheus.yml is a comment: uncommented in place of the
+    # static job, it must be a valid configuration too.
+    text = (d / "prometheus.yml").read_text()
+    block = text[text.index("  # - job_name: gpuwatch\n  #   kubernetes_sd_configs:"):]
+    job = "\n".join(line.replace("  # ", "  ", 1) for line in block.splitlines() if line.startswith("  # "))
+    head = text[:text.index("scrape_configs:")]
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("gpuwatch-rules.yml", "gpuwatch-recording.yml"):
+            shutil.copy(d / name, tmp)
+        (Path(tmp) / "prometheus.yml").write_text(head + "scrape_configs:\n" + job + "\n")
+        r = run(["promtool", "check", "config", "prometheus.yml"], cwd=tmp)
+    if "kubernetes_sd_configs not found" in r.stdout + r.stderr:
+        # Debian's prometheus is built without Kubernetes discovery.
+        skip("this promtool has no kubernetes_sd_configs: prometheus.yml's Kubernetes job not checked")
+    else:
+        check(r.returncode == 0 and "role: endpoints" in job,
+              "promtool check config: prometheus.yml's Kubernetes (endpoints role) job, uncommented",
+              r.stdout + r.stderr)
 
 
 def check_alertmanager():
@@ -367,6 +376,9 @@ def check_flags(gpuwatch, commands):
 
 def main(argv):
     gpuwatch = None
+    if argv[1:] == ["--write-prometheusrule"]:
+        print(f"wrote {deploy_kubernetes.write_prometheusrule().relative_to(ROOT)}")
+        return 0
     if len(argv) == 2:
         p = Path(argv[1])
         gpuwatch = (p / "gpuwatch" if p.is_dir() else p).resolve()
@@ -377,9 +389,8 @@ def main(argv):
     elif len(argv) != 1:
         print(__doc__, file=sys.stderr)
         return 2
-    docs = check_yaml()
-    k8s = [d for f, ds in docs.items() if "kubernetes" in f.parts for d in ds]
-    ds_argv = check_kubernetes(k8s)
+    check_yaml()
+    ds_argv = check_kubernetes()
     check_promtool()
     check_alertmanager()
     unit_argv = check_systemd(gpuwatch)

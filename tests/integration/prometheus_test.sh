@@ -8,13 +8,18 @@
 #   host-a  127.0.0.1:19835  2 H200s, GPU 1 hot (85 °C, thermal slowdown)
 #   host-b  127.0.0.1:19836  1 H200, pid 52001 leaking 6 GiB/min
 #   host-c  127.0.0.1:19837  4 idle GPUs
-# and a Prometheus on 127.0.0.1:19090 that scrapes them every second with the
-# shipped alert rules (deploy/prometheus/gpuwatch-rules.yml). Then, through the
+# (host-a with --process-metrics) and a Prometheus on 127.0.0.1:19090 that
+# scrapes them every second with the shipped alert and recording rules
+# (deploy/prometheus/gpuwatch-rules.yml, gpuwatch-recording.yml). Then, through the
 # HTTP API: every target is up; GPUs per host; memory per host equals what
-# `gpuwatch --scenario FILE --json` reports for the same scenario; the GPU
+# `gpuwatch --scenario FILE --json` reports for the same scenario, raw and
+# recorded (hostname:gpuwatch_memory_used_bytes:sum); the GPU
 # labels; the temperature, throttling, leak and time-to-OOM alerts fire for
 # host-a's hot GPU and host-b's leaking GPU and for nothing else (nothing at
-# all for host-c); every Grafana panel query and variable of
+# all for host-c; none of the XID, starved, pre-allocation, row-remap, PCIe,
+# rule and NVML-error alerts); the throttling diagnosis series stands for
+# host-a's hot GPU only; gpuwatch_driver_info and the NVML-failure total (0)
+# come from every host; every Grafana panel query and variable of
 # deploy/grafana/gpuwatch-dashboard.json answers with data and every metric it
 # and the rules use is exported; and GpuwatchExporterDown fires for host-c
 # once its gpuwatch is stopped, with its hostname.
@@ -109,10 +114,13 @@ export HOME=$work/home
 mkdir -p "$HOME"
 
 declare -A started_at=()
+# host-a also exports its processes (--process-metrics), for the dashboard's process panels.
+declare -A extra=([host-a]=--process-metrics [host-b]= [host-c]=)
 for h in "${hosts[@]}"; do
   started_at[$h]=$(date +%s.%N)
+  # shellcheck disable=SC2086  # ${extra[$h]}: no flag or one
   "$gpuwatch" serve --listen "127.0.0.1:${port[$h]}" --scenario "$here/scenarios/$h.yaml" \
-    --hostname "$h" --interval 1s --leak-window 1s >"$work/gpuwatch-$h.log" 2>&1 &
+    --hostname "$h" --interval 1s --leak-window 1s ${extra[$h]} >"$work/gpuwatch-$h.log" 2>&1 &
   pid_of[$h]=$!
   pids+=($!)
 done
@@ -130,6 +138,7 @@ global:
   evaluation_interval: 1s
 rule_files:
   - $work/gpuwatch-rules.yml
+  - $root/deploy/prometheus/gpuwatch-recording.yml
 scrape_configs:
   - job_name: gpuwatch
     honor_labels: false
@@ -189,7 +198,12 @@ sum_json() { python3 -c 'import json,sys; print(sum(d["fields"]["memory_used_byt
 for h in host-a host-c; do
   expect "$h: sum(gpuwatch_memory_used_bytes) equals gpuwatch --json's sum" \
     "$(q "sum(gpuwatch_memory_used_bytes{hostname=\"$h\"})")" "$(json_of "$h" | sum_json)"
+  # The recording rules (deploy/prometheus/gpuwatch-recording.yml) on real series.
+  expect "$h: recorded hostname:gpuwatch_memory_used_bytes:sum equals gpuwatch --json's sum" \
+    "$(q "hostname:gpuwatch_memory_used_bytes:sum{hostname=\"$h\"}")" "$(json_of "$h" | sum_json)"
 done
+expect "recorded hostname:gpuwatch_gpus:count is 2/1/4" \
+  "$(q 'hostname:gpuwatch_gpus:count' hostname)" "$(printf 'host-a 2\nhost-b 1\nhost-c 4')"
 now=$(date +%s.%N)
 got_b=$(q "sum(gpuwatch_memory_used_bytes{hostname=\"host-b\"})" --time "$now")
 scraped_b=$(q "timestamp(gpuwatch_memory_used_bytes{hostname=\"host-b\"})" --time "$now" | awk '{print $NF}')
@@ -241,6 +255,12 @@ expect "no alert at all (firing or pending) for host-c" "$(q 'ALERTS{hostname="h
 expect "no alert at all for host-a GPU 0" "$(q 'ALERTS{hostname="host-a",gpu="0"}' alertname)" ""
 expect "nothing else fires (memory, GPU lost, ECC, exporter stale/down)" \
   "$(q 'ALERTS{alertstate="firing",alertname!~"GpuwatchTemperatureHigh|GpuwatchGPUThrottled|GpuwatchMemoryLeakSuspected|GpuwatchOOMSoon"}' alertname instance)" ""
+expect "the throttling diagnosis stands for host-a GPU 1 only (gpuwatch_diagnosis_active, every GPU 0 or 1)" \
+  "$(q 'gpuwatch_diagnosis_active{kind="throttling"} == 1' hostname gpu) $(q 'count(gpuwatch_diagnosis_active{kind=~"starved|throttling"})' | awk '{print $NF}')" \
+  "host-a 1 1 14"
+expect "every host exports gpuwatch_driver_info and gpuwatch_exporter_nvml_failures_total 0" \
+  "$(q 'count(gpuwatch_driver_info{driver_version!="",cuda_version!=""})' | awk '{print $NF}') $(q 'count(gpuwatch_exporter_nvml_failures_total == 0)' | awk '{print $NF}')" \
+  "3 3"
 expect "alert annotations render host and GPU" \
   "$(curl -s "$prom/api/v1/alerts" | python3 -c '
 import json, sys

@@ -7,13 +7,16 @@
 #   plain    gpuwatch --demo serve
 #   process  ... --process-metrics --process-user
 #   dcgm     ... --dcgm-compat
+#   smi      ... --nvidia-smi-compat
 # For each, both formats:
 #   text/plain (`Accept: text/plain`): Content-Type `text/plain; version=0.0.4;
 #     charset=utf-8`; `promtool check metrics` finds no problem. With
 #     --dcgm-compat the only findings allowed are on DCGM_FI_* series and are
 #     the two that dcgm-exporter's own names and labels cause (camelCase labels
 #     UUID/modelName/Hostname; counters without _total): gpuwatch's series
-#     stay lint-clean and nothing may fail to parse.
+#     stay lint-clean and nothing may fail to parse. With --nvidia-smi-compat
+#     the only findings allowed are nvidia_gpu_exporter's own (gauges named
+#     *_total, as that exporter types the ECC totals).
 #   OpenMetrics (`Accept: application/openmetrics-text; version=1.0.0`):
 #     Content-Type `application/openmetrics-text; version=1.0.0; charset=utf-8`;
 #     the body ends with `# EOF`; the same series as the text body. promtool
@@ -21,9 +24,14 @@
 #     `info` type), so the OpenMetrics bodies are parsed by a real Prometheus
 #     (GPUWATCH_IT_PROM_PORT, default 19091), which asks for OpenMetrics: every
 #     target up with no scrape error, every sample ingested, and gpuwatch_gpu
-#     recorded with type `info` (only an OpenMetrics parse gives that).
+#     recorded with type `info` (only an OpenMetrics parse gives that), every
+#     `# UNIT` recorded (gpuwatch_memory_used_bytes: bytes), and the DCGM
+#     energy counter stored under its own name with type `unknown`.
 # Plus: no Accept header gives the text format; the process series carry pid,
-# command and user; DCGM_FI_DEV_FB_USED is gpuwatch_memory_used_bytes in MiB.
+# command and user; DCGM_FI_DEV_FB_USED is gpuwatch_memory_used_bytes in MiB;
+# nvidia_smi_memory_used_bytes is gpuwatch_memory_used_bytes, labelled by uuid
+# without "GPU-"; gpuwatch_driver_info and gpuwatch_exporter_nvml_failures_total
+# (0) are there from the first scrape.
 #
 # Prints `ok - ...` / `not ok - ...` per check and `N passed, M failed`; exits 0
 # only when all pass (77 when promtool or curl is missing). KEEP_WORK=1 keeps
@@ -51,9 +59,10 @@ fi
 port0=${GPUWATCH_IT_PORT:-19840}
 prom_port=${GPUWATCH_IT_PROM_PORT:-19091}
 prom=http://127.0.0.1:$prom_port
-variants=(plain process dcgm)
-declare -A port=([plain]=$port0 [process]=$((port0 + 1)) [dcgm]=$((port0 + 2)))
-declare -A flags=([plain]="" [process]="--process-metrics --process-user" [dcgm]="--dcgm-compat")
+variants=(plain process dcgm smi)
+declare -A port=([plain]=$port0 [process]=$((port0 + 1)) [dcgm]=$((port0 + 2)) [smi]=$((port0 + 3)))
+declare -A flags=([plain]="" [process]="--process-metrics --process-user" [dcgm]="--dcgm-compat"
+  [smi]="--nvidia-smi-compat")
 text_type="text/plain; version=0.0.4; charset=utf-8"
 om_accept="application/openmetrics-text; version=1.0.0"
 om_type="application/openmetrics-text; version=1.0.0; charset=utf-8"
@@ -129,6 +138,7 @@ for v in "${variants[@]}"; do
 done
 [ "$failed" -eq 0 ] || finish
 
+smi_allowed_re='^nvidia_smi_[a-z0-9_]+_total non-counter metrics should not have "_total" suffix$'
 lint_allowed_re='^DCGM_FI_[A-Z0-9_]+ (label names should be written in '"'"'snake_case'"'"' not '"'"'camelCase'"'"'|counter metrics should have "_total" suffix)$'
 for v in "${variants[@]}"; do
   # --- text format ---
@@ -147,6 +157,14 @@ for v in "${variants[@]}"; do
     fi
     expect "$v: gpuwatch_* series are lint-clean next to the DCGM ones" \
       "$(grep -c '^gpuwatch_' "$work/$v-promtool.out")" 0
+  elif [ "$v" = smi ]; then
+    others=$(grep -Ev "$smi_allowed_re" "$work/$v-promtool.out")
+    if [ "$rc" -ne 1 ] && [ -z "$others" ]; then
+      ok "$v: promtool check metrics: no parse error, findings only nvidia_gpu_exporter's gauges named *_total ($(wc -l <"$work/$v-promtool.out"))"
+    else
+      not_ok "$v: promtool check metrics: no parse error, findings only on nvidia_smi_*_total (rc $rc)"
+      echo "$others" | head -n 10 | sed 's/^/#   /'
+    fi
   else
     if [ "$rc" -eq 0 ] && [ ! -s "$work/$v-promtool.out" ]; then
       ok "$v: promtool check metrics finds no problem ($(series_of "$work/$v-text.body" | wc -l) samples)"
@@ -171,8 +189,8 @@ fetch default plain ""
 expect "no Accept header: the text format" "$(cat "$work/default.type")" "$text_type"
 
 # --- what the variants add ---
-expect "process: gpuwatch_process_memory_used_bytes carries gpu, pid, command and user (demo pid 41001: alice)" \
-  "$(grep -c '^gpuwatch_process_memory_used_bytes{gpu="0",.*pid="41001",command="[^"]\+",user="alice"}' "$work/process-text.body")" 1
+expect "process: gpuwatch_process_memory_used_bytes carries gpu, pid, command, user and the cgroup's ids (demo pid 41001: alice, in a container; 41101: Slurm job 88123)" \
+  "$(grep -c '^gpuwatch_process_memory_used_bytes{gpu="0",.*pid="41001",command="[^"]\+",user="alice",container_id="[0-9a-f]\{64\}",pod_uid="",slurm_job_id=""}' "$work/process-text.body") $(grep -c '^gpuwatch_process_memory_used_bytes{.*pid="41101",.*slurm_job_id="88123"}' "$work/process-text.body")" "1 1"
 expect "process: one gpuwatch_process_memory_used_bytes per demo process (8)" \
   "$(grep -c '^gpuwatch_process_memory_used_bytes{' "$work/process-text.body")" 8
 expect "plain: no per-process series without --process-metrics" \
@@ -196,6 +214,36 @@ print(len(fb))
 EOF
 expect "dcgm: DCGM_FI_DEV_FB_USED (labels gpu UUID modelName Hostname device pci_bus_id) = gpuwatch_memory_used_bytes / 2^20 for each of the 8 demo GPUs" \
   "$(cat "$work/dcgm-check.out")" 8
+expect "dcgm: the DCGM energy counter is untyped in text and unknown in OpenMetrics, same name" \
+  "$(grep -c '^# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION untyped$' "$work/dcgm-text.body") $(grep -c '^# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown$' "$work/dcgm-om.body") $(grep -c '^DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION_total' "$work/dcgm-om.body")" "1 1 0"
+python3 - "$work/smi-text.body" >"$work/smi-check.out" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+smi, used, info = {}, {}, {}
+for line in text.splitlines():
+    m = re.match(r'nvidia_smi_memory_used_bytes\{uuid="([^"]*)"\} (\S+)$', line)
+    if m:
+        smi[m.group(1)] = float(m.group(2))
+    m = re.match(r'gpuwatch_memory_used_bytes\{(.*)\} (\S+)$', line)
+    if m:
+        used[dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))["uuid"].removeprefix("GPU-")] = float(m.group(2))
+    m = re.match(r'nvidia_smi_gpu_info\{(.*)\} 1$', line)
+    if m:
+        labels = dict(re.findall(r'(\w+)="([^"]*)"', m.group(1)))
+        assert {"uuid", "name", "driver_version", "index", "cuda_version", "pci_bus_id"} <= labels.keys(), labels
+        info[labels["uuid"]] = labels
+assert smi and smi == used, (smi, used)
+assert info.keys() == smi.keys(), info
+for family in ("nvidia_smi_utilization_gpu_ratio", "nvidia_smi_temperature_gpu", "nvidia_smi_power_draw_watts"):
+    assert re.search("^" + family + r'\{uuid="', text, re.M), family
+print(len(smi))
+EOF
+expect "smi: nvidia_smi_memory_used_bytes{uuid} = gpuwatch_memory_used_bytes (uuid without GPU-), nvidia_smi_gpu_info for each of the 8 demo GPUs" \
+  "$(cat "$work/smi-check.out")" 8
+expect "plain: gpuwatch_driver_info (driver_version, cuda_version) and nvml_failures_total 0 from the first scrape" \
+  "$(grep -c '^gpuwatch_driver_info{driver_version="[^"]\+",cuda_version="[^"]\+",' "$work/plain-text.body") $(grep -c '^gpuwatch_exporter_nvml_failures_total{hostname="[^"]*"} 0$' "$work/plain-text.body")" "1 1"
+expect "plain: no nvidia_smi_* or DCGM_FI_* without their flag" \
+  "$(grep -c '^nvidia_smi_\|^DCGM_FI_' "$work/plain-text.body")" 0
 
 # --- OpenMetrics through Prometheus's parser -------------------------------------
 if ! command -v prometheus >/dev/null; then
@@ -211,7 +259,7 @@ global: {scrape_interval: 1s, scrape_timeout: 1s}
 scrape_configs:
   - job_name: gpuwatch
     static_configs:
-      - targets: ["127.0.0.1:${port[plain]}", "127.0.0.1:${port[process]}", "127.0.0.1:${port[dcgm]}"]
+      - targets: ["127.0.0.1:${port[plain]}", "127.0.0.1:${port[process]}", "127.0.0.1:${port[dcgm]}", "127.0.0.1:${port[smi]}"]
 EOF
 prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data" \
   --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$work/prometheus.log" 2>&1 &
@@ -224,10 +272,10 @@ while [ $SECONDS -lt $deadline ]; do
 import json, sys
 for t in sorted(json.load(sys.stdin)["data"]["activeTargets"], key=lambda t: t["scrapeUrl"]):
     print(t["scrapeUrl"], t["health"], repr(t["lastError"]))' 2>/dev/null)
-  [ "$(echo "$health" | grep -c " up ''$")" = 3 ] && break
+  [ "$(echo "$health" | grep -c " up ''$")" = "${#variants[@]}" ] && break
   sleep 1
 done
-expect "Prometheus scrapes all three (OpenMetrics negotiated) with no error" "$health" \
+expect "Prometheus scrapes all four (OpenMetrics negotiated) with no error" "$health" \
   "$(for v in "${variants[@]}"; do echo "http://127.0.0.1:${port[$v]}/metrics up ''"; done | LC_ALL=C sort)"
 sleep 2
 for v in "${variants[@]}"; do
@@ -240,5 +288,17 @@ expect "gpuwatch_gpu is recorded with type info (parsed as OpenMetrics)" \
   "$(curl -s "$prom/api/v1/metadata?metric=gpuwatch_gpu" | python3 -c '
 import json, sys
 print(sorted({m["type"] for m in json.load(sys.stdin)["data"].get("gpuwatch_gpu", [])}))')" "['info']"
+metadata() {
+  curl -s "$prom/api/v1/metadata?metric=$1" | python3 -c '
+import json, sys
+print(sorted({(m["type"], m["unit"]) for m in json.load(sys.stdin)["data"].get(sys.argv[1], [])}))' "$1"
+}
+expect "gpuwatch_memory_used_bytes is recorded with its OpenMetrics unit" \
+  "$(metadata gpuwatch_memory_used_bytes)" "[('gauge', 'bytes')]"
+expect "gpuwatch_energy_joules (counter) is recorded with unit joules" \
+  "$(metadata gpuwatch_energy_joules)" "[('counter', 'joules')]"
+expect "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION is recorded as unknown, under the DCGM name" \
+  "$(metadata DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION) $(python3 "$here/promq.py" "$prom" "count(DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION)" | awk '{print $NF}')" \
+  "[('unknown', '')] 8"
 
 finish

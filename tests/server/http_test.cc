@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <functional>
 #include <future>
 #include <thread>
 
@@ -26,9 +27,10 @@ std::shared_ptr<const Snapshot> FixedSnapshot() {
 
 class Http : public ::testing::Test {
  protected:
-  void Start(int max_streams = 8) {
+  void Start(int max_streams = 8, bool demo = false) {
     HttpOptions o;
     o.port = 0;
+    o.demo = demo;
     o.api.hostname = "node1";
     o.version = "test";
     o.max_streams = max_streams;
@@ -171,6 +173,74 @@ TEST_F(Http, StreamSendsSnapshotsAndEvents) {
       << received.substr(0, 300);
 }
 
+// The stream's text until `done` says it has enough (or the server ends it).
+std::string ReadStream(int port, const httplib::Headers& headers,
+                       const std::function<bool(const std::string&)>& done) {
+  httplib::Client c("127.0.0.1", port);
+  c.set_read_timeout(10, 0);
+  std::string received;
+  c.Get("/api/v1/stream", headers, [&](const char* data, std::size_t n) {
+    received.append(data, n);
+    return !done(received);
+  });
+  return received;
+}
+
+Event Alert(std::string message) {
+  Event e;
+  e.time = std::chrono::system_clock::now();
+  e.kind = Event::Kind::kAlertFiring;
+  e.source = "gpu_hot";
+  e.message = std::move(message);
+  return e;
+}
+
+TEST_F(Http, StreamMessagesCarryTheEventSequenceAsId) {
+  Start();
+  Publish({Alert("one"), Alert("two")});  // sequences 1 and 2
+  // A fresh client gets no old events: the snapshot's id is the newest event's.
+  const std::string fresh = ReadStream(server_->port(), {}, [](const std::string& r) {
+    return r.find("event: snapshot") != std::string::npos;
+  });
+  EXPECT_NE(fresh.find("id: 2\nevent: snapshot\ndata: {"), std::string::npos) << fresh;
+  EXPECT_EQ(fresh.find("event: event"), std::string::npos) << fresh;
+}
+
+TEST_F(Http, StreamReplaysTheEventsAfterLastEventIdBeforeTheSnapshot) {
+  Start();
+  Publish({Alert("one"), Alert("two"), Alert("three")});
+  const auto snapshot_seen = [](const std::string& r) {
+    return r.find("event: snapshot") != std::string::npos;
+  };
+  const std::string resumed = ReadStream(server_->port(), {{"Last-Event-ID", "1"}}, snapshot_seen);
+  const auto two = resumed.find("id: 2\nevent: event\ndata: {");
+  const auto three = resumed.find("id: 3\nevent: event\ndata: {");
+  const auto snap = resumed.find("id: 3\nevent: snapshot\n");
+  ASSERT_NE(two, std::string::npos) << resumed;
+  ASSERT_NE(three, std::string::npos) << resumed;
+  ASSERT_NE(snap, std::string::npos) << resumed;
+  EXPECT_LT(two, three);
+  EXPECT_LT(three, snap);
+  EXPECT_EQ(resumed.find("\"message\":\"one\""), std::string::npos) << "seen before the id";
+  EXPECT_NE(resumed.find("\"message\":\"two\""), std::string::npos);
+
+  // An id beyond the newest: the daemon restarted, so everything it keeps is new.
+  const std::string restarted =
+      ReadStream(server_->port(), {{"Last-Event-ID", "99"}}, snapshot_seen);
+  EXPECT_NE(restarted.find("id: 1\nevent: event\n"), std::string::npos) << restarted;
+  EXPECT_NE(restarted.find("id: 3\nevent: snapshot\n"), std::string::npos) << restarted;
+}
+
+TEST_F(Http, StreamRefusesALastEventIdThatIsNotANumber) {
+  Start();
+  Publish();
+  auto r = client_->Get("/api/v1/stream", {{"Last-Event-ID", "abc"}});
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400);
+  EXPECT_NE(r->body.find("Last-Event-ID: \\\"abc\\\" is not an event id"), std::string::npos)
+      << r->body;
+}
+
 TEST_F(Http, StreamsAreCappedAndTheRestKeepsAnswering) {
   Start(/*max_streams=*/1);
   Publish();
@@ -194,6 +264,41 @@ TEST_F(Http, StreamsAreCappedAndTheRestKeepsAnswering) {
   stop = true;
   Publish();  // wakes the held stream so it notices
   holder.join();
+}
+
+// The page served at "/" says DEMO at its first paint (data-source="demo"), before its script
+// asks for anything: on a demo source from the start, else once a snapshot says demo.
+constexpr std::string_view kDemoPage = "data-source=\"demo\"";
+constexpr std::string_view kLivePage = "data-source=\"live\"";
+
+TEST_F(Http, TheDashboardPageSaysDemoOnlyWhenTheSnapshotsDo) {
+  Start();
+  auto before = client_->Get("/");
+  ASSERT_TRUE(before);
+  if (before->body.find("gpuwatch-dashboard") == std::string::npos)
+    GTEST_SKIP() << "built without the dashboard";
+  EXPECT_EQ(before->status, 200);
+  EXPECT_NE(before->body.find(kLivePage), std::string::npos);
+  EXPECT_EQ(before->body.find(kDemoPage), std::string::npos);
+  Publish();  // a fake GPU, not the demo fleet
+  EXPECT_EQ(client_->Get("/")->body.find(kDemoPage), std::string::npos);
+  auto demo = std::make_shared<Snapshot>(*FixedSnapshot());
+  demo->demo = true;
+  hub_->Publish(demo, {}, {}, {});
+  const std::string page = client_->Get("/")->body;
+  EXPECT_NE(page.find(kDemoPage), std::string::npos);
+  EXPECT_EQ(page.find(kLivePage), std::string::npos);
+  EXPECT_NE(page.find("<strong>DEMO</strong>"), std::string::npos);
+}
+
+TEST_F(Http, ADemoSourceSaysDemoBeforeItsFirstSample) {
+  Start(/*max_streams=*/8, /*demo=*/true);
+  auto page = client_->Get("/");
+  ASSERT_TRUE(page);
+  if (page->body.find("gpuwatch-dashboard") == std::string::npos)
+    GTEST_SKIP() << "built without the dashboard";
+  EXPECT_NE(page->body.find(kDemoPage), std::string::npos);
+  EXPECT_EQ(client_->Get("/readyz")->status, 503);  // no sample yet
 }
 
 TEST_F(Http, OversizedRequestsAreRefused) {

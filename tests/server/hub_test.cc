@@ -74,5 +74,26 @@ TEST(Hub, BothKindsComeInTimeOrderAndEachRingKeepsItsNewest) {
       << "over the limit, the other events before marks, then in time order";
 }
 
+TEST(Hub, SequencedEventsCarryTheirNumberAcrossBothRings) {
+  Hub hub(/*max_events=*/2, /*max_marks=*/2);
+  Publish(hub,
+          {Make(Event::Kind::kAlertFiring, 0, "a1"), Make(Event::Kind::kMark, 1, "m1"),
+           Make(Event::Kind::kAlertFiring, 2, "a2"), Make(Event::Kind::kAlertFiring, 3, "a3")});
+  // a1 (1) fell out of its ring; m1 (2), a2 (3), a3 (4) are kept.
+  std::uint64_t newest = 0;
+  const auto after1 = hub.SequencedEventsAfter(1, &newest);
+  EXPECT_EQ(newest, 4u);
+  ASSERT_EQ(after1.size(), 3u);
+  EXPECT_EQ(after1[0].sequence, 2u);
+  EXPECT_EQ(after1[0].event.message, "m1");
+  EXPECT_EQ(after1[1].sequence, 3u);
+  EXPECT_EQ(after1[2].sequence, 4u);
+  EXPECT_EQ(after1[2].event.message, "a3");
+  const auto after3 = hub.SequencedEventsAfter(3);
+  ASSERT_EQ(after3.size(), 1u);
+  EXPECT_EQ(after3[0].event.message, "a3");
+  EXPECT_TRUE(hub.SequencedEventsAfter(4).empty());
+}
+
 }  // namespace
 }  // namespace gpuwatch::server

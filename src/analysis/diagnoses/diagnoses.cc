@@ -128,6 +128,15 @@ std::vector<Preallocation> Diagnoser::Preallocated() const {
   return out;
 }
 
+std::vector<StandingDiagnosis> Diagnoser::Standing() const {
+  std::vector<StandingDiagnosis> out;
+  for (const auto& [gpu, g] : gpus_) {
+    if (g.starved_reported) out.push_back({gpu, "starved"});
+    if (g.throttle_reported) out.push_back({gpu, "throttling"});
+  }
+  return out;
+}
+
 void Diagnoser::Starvation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out) {
   GpuTrack& g = gpus_[d.index];
   const Reading& util = d.fields[FieldId::kUtilizationGpuRatio];

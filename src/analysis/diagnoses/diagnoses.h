@@ -41,6 +41,13 @@ struct Preallocation {
   double share = 0;  // of the GPU's memory, 0..1
 };
 
+// A per-GPU diagnosis that stands now: reported and its condition still holds
+// (kind "starved" or "throttling", the source of its event).
+struct StandingDiagnosis {
+  int gpu = 0;
+  std::string kind;
+};
+
 // Time with clocks held down, per reason, for one GPU.
 struct ThrottleTotals {
   std::chrono::milliseconds thermal{0};
@@ -55,6 +62,8 @@ class Diagnoser {
   const std::map<int, ThrottleTotals>& throttle_totals() const { return throttle_; }
   // The processes diagnosed with pre-allocation that still run.
   std::vector<Preallocation> Preallocated() const;
+  // The starved and throttling diagnoses that stand, by GPU then kind.
+  std::vector<StandingDiagnosis> Standing() const;
   // Total time each GPU spent starved (low utilization while memory is held).
   const std::map<int, std::chrono::milliseconds>& starved_totals() const { return starved_total_; }
 
