@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 // Headless-browser check of the live dashboard that `gpuwatch serve` answers at "/".
 //
-//   node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark]
-//        [--expect-demo] [--expect-framework] [--expect-stale GPU] [--seconds N] [--demo]
+//   node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png]
+//        [--screenshot-narrow OUT.png] [--dark] [--expect-demo] [--expect-framework]
+//        [--expect-stale GPU] [--expect-mig] [--seconds N] [--demo]
 //
 // URL: a running server (e.g. http://127.0.0.1:19999/ from `gpuwatch serve --demo --listen
 // 127.0.0.1:19999`). --fixture instead starts web/fixtures/dev_server.mjs (8 GPUs, 100
@@ -14,12 +15,17 @@
 // /usr/bin/chromium) through playwright-core from web/node_modules. Fails on any console error,
 // page error, or request that leaves the server's origin; compares the page with
 // /api/v1/snapshot; then watches it for N seconds (default 10), measuring long tasks and frame
-// times. Prints "ok - ..." / "not ok - ..." per check ("# ..." lines are details) and
+// times. Before that it loads the page with its script and the API held back (the first paint
+// must say "connecting", and DEMO on a demo server); dashboard_detail_checks.mjs checks each
+// card's status, holders, MIG rows and N/A reasons, the charts' spans, thresholds and colours,
+// and the process table at 800 px. --screenshot is taken at 1280 px, --screenshot-narrow at
+// 800 px. Prints "ok - ..." / "not ok - ..." per check ("# ..." lines are details) and
 // "N passed, M failed"; exits 0 only if all pass.
 
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { checkCharts, checkColorsDark, checkFirstPaint, checkHolders, checkMigAndReasons, checkNarrowTable, checkStatusRules, checkStatuses } from './dashboard_detail_checks.mjs';
 
 const kRepo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const kChartIds = ['memory', 'utilization', 'temperature', 'power'];
@@ -32,15 +38,17 @@ const kLongTaskMs = 50;
 
 function usage(message) {
   console.error(`check_dashboard: ${message}`);
-  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--dark] [--expect-demo] [--expect-framework] [--expect-stale GPU] [--seconds N] [--demo]');
+  console.error('usage: node tests/browser/check_dashboard.mjs URL|--fixture [--screenshot OUT.png] [--screenshot-narrow OUT.png] [--dark] [--expect-demo] [--expect-framework] [--expect-stale GPU] [--expect-mig] [--seconds N] [--demo]');
   process.exit(2);
 }
 
 function parseArgs(argv) {
-  const args = { url: null, fixture: false, screenshot: null, dark: false, expectDemo: false, expectFramework: false, expectStale: null, seconds: 10, demo: false };
+  const args = { url: null, fixture: false, screenshot: null, screenshotNarrow: null, dark: false, expectDemo: false, expectFramework: false, expectStale: null, expectMig: false, seconds: 10, demo: false };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--screenshot') args.screenshot = argv[++i] || usage('--screenshot needs a file');
+    else if (a === '--screenshot-narrow') args.screenshotNarrow = argv[++i] || usage('--screenshot-narrow needs a file');
+    else if (a === '--expect-mig') args.expectMig = true;
     else if (a === '--seconds') {
       args.seconds = Number(argv[++i]);
       if (!(args.seconds >= 1)) usage('--seconds needs a number >= 1');
@@ -342,6 +350,10 @@ async function checkPage(page, base, r, args, server) {
     }
   }
   r.problems('missing fields show N/A (never 0), present ones a value', naProblems);
+  await checkStatuses(page, snap, r);
+  await checkStatusRules(page, r);
+  await checkHolders(page, snap, r);
+  await checkMigAndReasons(page, snap, r, args.expectMig);
   const throttled = devices.filter((d) => d.fields && typeof d.fields.clock_event_reasons === 'number' && d.fields.clock_event_reasons !== 0);
   if (throttled.length) {
     const d = throttled[0];
@@ -400,11 +412,18 @@ async function checkPage(page, base, r, args, server) {
   await page.locator('.gw-charts-panel select').selectOption(String(devices[0].index));
   await sleep(300);
   const legend = await page.evaluate(() => [...document.querySelectorAll('#gw-chart-memory .u-legend .u-series')].map((x) => x.textContent.trim()));
-  r.check(legend[0] === `GPU ${devices[0].index}` && legend.length === (typeof devices[0].fields.memory_total_bytes === 'number' ? 2 : 1),
-    `choosing GPU ${devices[0].index} charts that GPU alone (and its total memory)`, `memory chart legend: ${legend.join(', ')}`);
+  const hasTotal = typeof devices[0].fields.memory_total_bytes === 'number';
+  r.check(legend[0] === `GPU ${devices[0].index}` && legend.filter((x) => /^GPU /.test(x)).length === 1 &&
+    legend.includes('total') === hasTotal && legend.some((x) => /^90 % of/.test(x)) === hasTotal,
+    `choosing GPU ${devices[0].index} charts that GPU alone (and its total memory, and the 90 % line)`, `memory chart legend: ${legend.join(', ')}`);
   await page.locator('.gw-charts-panel select').selectOption('all');
   await page.locator('button[data-range="5m"]').click();
   await waitFor(page, () => window.gpuwatchDashboard.range === '5m' && !window.gpuwatchDashboard.chartsLoading);
+
+  await waitFor(page, () => window.gpuwatchDashboard.charts.every((c) => c.yMax != null));
+  await checkCharts(page, snap, r, args.dark);
+  await checkColorsDark(page, r, args.dark, Math.min(8, devices.length));
+  await checkNarrowTable(page, r, args.screenshotNarrow);
 
   // Live: watch for N seconds, measuring frames and long tasks.
   await page.mouse.move(1, 1);
@@ -487,7 +506,7 @@ async function main() {
     const consoleErrors = [];
     const pageErrors = [];
     const context = await browser.newContext({
-      viewport: { width: 1440, height: 900 },
+      viewport: { width: 1280, height: 900 },
       deviceScaleFactor: 1,
       colorScheme: args.dark ? 'dark' : 'light',
       serviceWorkers: 'block',
@@ -517,6 +536,7 @@ async function main() {
     });
     page.on('pageerror', (err) => pageErrors.push(String(err && err.message ? err.message : err)));
 
+    await checkFirstPaint(context, base, r, snap.demo === true);
     const response = await page.goto(base, { waitUntil: 'load', timeout: kLoadTimeoutMs });
     r.check(response && response.ok(), `GET ${base} answers the dashboard page`, response ? `HTTP ${response.status()}` : 'no response');
     await checkPage(page, base, r, args, server);
@@ -525,7 +545,7 @@ async function main() {
       await page.mouse.move(1, 1);
       await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: args.screenshot, fullPage: true });
-      r.note(`screenshot: ${args.screenshot}`);
+      r.note(`screenshot at 1280 px: ${args.screenshot}`);
     }
     r.check(network.length === 0, 'no request leaves the server\'s origin', network.slice(0, 5).join(' ') || null);
     r.check(consoleErrors.length === 0, 'no console errors', consoleErrors.slice(0, 3).join(' | ').slice(0, 300) || null);

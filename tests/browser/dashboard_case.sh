@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The live dashboard in a real browser against a real `gpuwatch serve --demo`
 # (the 8-GPU demo fleet through the fake NVML): check_dashboard.mjs opens it,
-# checks cards, charts, the process table and its sorting, the DEMO banner
-# and an alert, and watches live updates. With basic auth on, no credentials
+# checks cards (status badges, top holders, the MIG GPU's instances, N/A
+# reasons), charts (spans, thresholds, colours), the process table and its
+# sorting (and at 800 px), the DEMO banner at the first paint and an alert,
+# and watches live updates. Screenshots at 1280 and 800 px. With basic auth on, no credentials
 # gets 401.
 #   dashboard_case.sh BUILD_DIR ARTIFACT_DIR PORT
 set -euo pipefail
@@ -18,8 +20,8 @@ for _ in $(seq 1 90); do
   curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep -q '"rule":"gpu_temperature_high"' && break
   sleep 1
 done
-node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-demo --seconds 10 \
-  --screenshot "$artifacts/dashboard-demo.png"
+node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-demo --expect-mig --seconds 10 \
+  --screenshot "$artifacts/dashboard-demo-1280.png" --screenshot-narrow "$artifacts/dashboard-demo-800.png"
 
 # Basic auth: no credentials -> 401 on the dashboard and the API; the probes stay open.
 kill $server; wait $server 2>/dev/null || true

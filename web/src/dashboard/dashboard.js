@@ -9,7 +9,7 @@ import { el } from '../lib/dom.js';
 import { readTheme, onColorSchemeChange } from '../lib/palette.js';
 import { formatDuration } from '../lib/format.js';
 import { getJson, StreamClient } from './api.js';
-import { normaliseSnapshot, normaliseEvent } from './model.js';
+import { normaliseSnapshot, normaliseEvent, snapshotStatuses, diagnosisKey } from './model.js';
 import { Header } from './header.js';
 import { GpuCards } from './gpu_cards.js';
 import { LiveCharts } from './live_charts.js';
@@ -24,7 +24,10 @@ const kStaleIntervals = 3;
 
 class Dashboard {
   constructor(root) {
-    this.header = new Header();
+    // What the server put in the page it served: "demo" for a demo (or a replayed demo
+    // recording), so the first paint already says DEMO; the snapshots keep it up to date.
+    this.served_demo = root.dataset.source === 'demo';
+    this.header = new Header(this.served_demo);
     this.cards = new GpuCards();
     this.charts = new LiveCharts();
     this.processes = new ProcessTable();
@@ -40,6 +43,11 @@ class Dashboard {
     this.events_loaded = false;
     this.reconnected = false;
     this.stale = false;
+    this.diagnoses = new Map(); // diagnosisKey -> the newest diagnosis event of it
+    this.statuses = new Map(); // GPU index -> model.js deviceStatus
+    // The page as served (the skeleton that says "connecting" and DEMO before this script ran)
+    // is replaced by the live one, which says the same until the first snapshot.
+    root.textContent = '';
     root.append(
       this.header.root,
       this.cards.root,
@@ -79,7 +87,9 @@ class Dashboard {
   async loadEvents(since) {
     try {
       const body = await getJson('events', { since, limit: kEventsLimit });
-      this.timeline.add((body.events || []).map(normaliseEvent));
+      const events = (body.events || []).map(normaliseEvent);
+      this.timeline.add(events);
+      this.noteDiagnoses(events);
     } catch (e) {
       this.timeline.add([{ time: Date.now() / 1000, kind: 'error', severity: 'warning', source: 'dashboard', gpu: null, pid: null, message: `Could not read past events: ${e.message}` }]);
     }
@@ -101,7 +111,23 @@ class Dashboard {
 
   onEvent(raw) {
     this.last_message_ms = Date.now();
-    this.timeline.add([normaliseEvent(raw)]);
+    const e = normaliseEvent(raw);
+    this.timeline.add([e]);
+    this.noteDiagnoses([e]);
+  }
+
+  noteDiagnoses(events) {
+    let changed = false;
+    for (const e of events) {
+      if (e.kind !== 'diagnosis' || e.gpu == null) continue;
+      const key = diagnosisKey(e);
+      const had = this.diagnoses.get(key);
+      if (!had || (e.time ?? 0) >= (had.time ?? 0)) {
+        this.diagnoses.set(key, e);
+        changed = true;
+      }
+    }
+    if (changed) this.schedule();
   }
 
   onStreamState(state, detail) {
@@ -142,7 +168,8 @@ class Dashboard {
     if (s) {
       if (part === 0) {
         this.header.update(s);
-        this.cards.update(s);
+        this.statuses = snapshotStatuses(s, [...this.diagnoses.values()]);
+        this.cards.update(s, (d) => this.statuses.get(d.index));
         this.alerts.update(s);
         this.checkStale();
       } else if (part === 1) {
@@ -174,6 +201,12 @@ function main() {
     get lastMessageAt() { return d.last_message_ms; },
     get stale() { return d.stale; },
     get demo() { return !!(d.snapshot && d.snapshot.demo); },
+    get statuses() { return [...d.statuses].map(([gpu, st]) => ({ gpu, level: st.level, label: st.label, reasons: st.reasons.map((x) => `${x.level}: ${x.text}`) })); },
+    // The status mechanism itself, on any snapshot JSON and events (for checks of its rules).
+    statusFor: (rawSnapshot, gpu, rawEvents = []) => {
+      const st = snapshotStatuses(normaliseSnapshot(rawSnapshot), rawEvents.map(normaliseEvent)).get(gpu);
+      return st ? { level: st.level, label: st.label, reasons: st.reasons.map((x) => `${x.level}: ${x.text}`) } : null;
+    },
     get sequence() { return d.snapshot ? d.snapshot.sequence : null; },
     sortBy: (column, dir) => d.processes.sortBy(column, dir),
     filter: (text) => d.processes.setFilter(text),

@@ -1,12 +1,16 @@
-// One card per GPU: name, health, memory bar (processes / other / free), framework memory,
-// utilization, temperature, power against its limit, SM clock, throttle reasons and the
-// alerts and leaks on that GPU. Built once per device; each snapshot only changes text and
-// widths that differ (no re-render).
+// One card per GPU: name, status (worst of health, alerts, leaks, forecasts, diagnoses: model.js
+// deviceStatus, its reasons on hover), memory bar (processes / other / free), the processes
+// holding most memory, MIG instances, framework memory, utilization, temperature, power against
+// its limit, SM clock, throttle reasons, why a value is N/A, and the alerts and leaks on that GPU.
+// Built once per device; each snapshot only changes text and widths that differ (no re-render).
 
 import { el, clear } from '../lib/dom.js';
-import { seriesColor } from '../lib/palette.js';
-import { formatBytes, formatPercent, formatValue, formatByteRate, formatDuration } from '../lib/format.js';
-import { decodeClockReasons } from './model.js';
+import { formatBytes, formatPercent, formatValue, formatByteRate, formatDuration, kNone } from '../lib/format.js';
+import { decodeClockReasons, kUrgentOomSeconds, naReason, statusTitle, topHolders } from './model.js';
+import { gpuColorVar } from './gpu_palette.js';
+
+// Holders listed on a card; the rest are counted.
+const kHolders = 3;
 
 export const kNotAvailable = 'N/A';
 
@@ -30,11 +34,21 @@ function setClass(node, name, on) {
 function fieldText(device, key, format) {
   const v = device.fields[key];
   if (v == null || (typeof v === 'number' && !isFinite(v))) {
-    const reason = device.unavailable[key] || (device.health !== 'ok' ? `device ${device.health}` : 'not reported');
-    return { text: kNotAvailable, title: reason, value: null };
+    return { text: kNotAvailable, title: `N/A: ${naReason(device, key)}`, value: null, reason: naReason(device, key) };
   }
   return { text: format(v), title: '', value: v };
 }
+
+// "e8e4c437cd61 (docker)", "pod 3f1c9a2e", "slurm 88123" or "".
+function containerShort(p) {
+  if (p.container) return p.container.slice(0, 12);
+  if (p.pod) return `pod ${p.pod.slice(0, 8)}`;
+  if (p.slurm) return `slurm ${p.slurm}`;
+  return '';
+}
+
+// "3g.40gb" from "NVIDIA A100-SXM4-80GB MIG 3g.40gb".
+const migProfile = (name) => (/\bMIG\s+(\S+)/.exec(name) || [null, name || 'MIG'])[1];
 
 const num = (v) => (typeof v === 'number' && isFinite(v) ? v : null);
 const formatGiB = (v) => `${(v / 1024 ** 3).toFixed(1)} GiB`;
@@ -52,7 +66,7 @@ class GpuCard {
       return { node, value, bar };
     };
     this.name = el('span', { class: 'gw-gpu-name' });
-    this.health = el('span', { class: 'gw-health' });
+    this.health = el('span', { class: 'gw-health', tabindex: '0' });
     this.pstate = el('span', { class: 'gw-pstate gw-muted' });
     this.mem_text = el('span', { class: 'gw-mem-total' });
     this.seg_proc = el('span', { class: 'gw-seg gw-seg-proc' });
@@ -63,6 +77,11 @@ class GpuCard {
       free: el('span', { class: 'gw-legend-value' }),
     };
     this.framework = el('div', { class: 'gw-framework' });
+    this.holders = el('ol', { class: 'gw-holders', 'aria-label': 'processes holding most memory' });
+    this.holders_key = null;
+    this.mig = el('ul', { class: 'gw-mig', 'aria-label': 'MIG instances', hidden: true });
+    this.mig_key = null;
+    this.na_note = el('div', { class: 'gw-na-note', hidden: true });
     this.util = stat('Util', true);
     this.mem_util = stat('Mem util', true);
     this.temp = stat('Temp', true);
@@ -75,7 +94,7 @@ class GpuCard {
     this.lost_note = el('div', { class: 'gw-lost-note', hidden: true });
     this.root = el('article', { class: 'gw-card gw-gpu', 'data-gpu': device.index, 'aria-label': `GPU ${device.index}` },
       el('header', { class: 'gw-gpu-head' },
-        el('span', { class: 'gw-gpu-index', style: `--gpu-color:${seriesColor(device.index)}` }, `GPU ${device.index}`),
+        el('span', { class: 'gw-gpu-index', style: `--gpu-color:${gpuColorVar(device.index)}` }, `GPU ${device.index}`),
         this.name, this.pstate, this.health),
       this.lost_note,
       el('div', { class: 'gw-mem' },
@@ -86,20 +105,29 @@ class GpuCard {
           el('span', null, el('i', { class: 'gw-key gw-seg-other' }), 'other ', this.mem_legend.other),
           el('span', null, el('i', { class: 'gw-key gw-seg-free' }), 'free ', this.mem_legend.free)),
         this.framework),
+      this.holders,
+      this.mig,
       el('div', { class: 'gw-stats' }, this.util.node, this.mem_util.node, this.temp.node, this.power.node),
       this.throttle_row,
+      this.na_note,
       this.alerts);
     this.alert_key = null;
   }
 
-  update(device, alerts, leaks, reasonNames) {
+  // status: model.js deviceStatus for this device.
+  update(device, alerts, leaks, reasonNames, status) {
     const lost = device.health === 'lost';
     const bad = device.health !== 'ok';
     setClass(this.root, 'gw-lost', lost);
     setClass(this.root, 'gw-error', bad && !lost);
     setText(this.name, device.name, device.uuid);
-    setText(this.health, lost ? 'LOST' : device.health.toUpperCase(), device.healthDetail);
-    this.health.className = `gw-health gw-health-${lost ? 'lost' : bad ? 'error' : 'ok'}`;
+    // The health of a GPU that does not answer is said even when something worse is.
+    const health = device.health.toUpperCase();
+    const label = bad && status.label !== health ? `${status.label} \u00b7 ${health}` : status.label;
+    setText(this.health, label, statusTitle(status));
+    const cls = `gw-health gw-status-${status.level}`;
+    if (this.health.className !== cls) this.health.className = cls;
+    if (this.root.dataset.status !== status.level) this.root.dataset.status = status.level;
     const pstate = device.fields.performance_state;
     setText(this.pstate, pstate == null ? '' : typeof pstate === 'number' ? `P${pstate}` : String(pstate), 'performance state');
     this.lost_note.hidden = !bad;
@@ -113,6 +141,8 @@ class GpuCard {
     }
 
     this.updateMemory(device);
+    this.updateHolders(device);
+    this.updateMig(device);
     this.updateStats(device);
 
     const reasons = decodeClockReasons(device.fields.clock_event_reasons, reasonNames);
@@ -120,7 +150,7 @@ class GpuCard {
     else setText(this.throttle, reasons.words.length ? reasons.words.join(', ') : 'nothing', `clock event reasons 0x${Number(device.fields.clock_event_reasons).toString(16)}`);
     setClass(this.throttle_row, 'gw-throttled', !!(reasons && reasons.throttled));
 
-    this.updateAlerts(alerts, leaks);
+    this.updateAlerts(alerts, leaks, status.reasons.filter((r) => r.kind === 'preallocation' || r.kind === 'diagnosis'));
   }
 
   updateMemory(device) {
@@ -130,7 +160,7 @@ class GpuCard {
     const reserved = num(f.memory_reserved_bytes);
     const procs = device.processBytes;
     if (total == null || used == null) {
-      setText(this.mem_text, kNotAvailable, device.unavailable.memory_used_bytes || device.unavailable.memory_total_bytes || 'not reported');
+      setText(this.mem_text, kNotAvailable, `N/A: ${naReason(device, device.fields.memory_used_bytes == null ? 'memory_used_bytes' : 'memory_total_bytes')}`);
       setWidth(this.seg_proc, 0);
       setWidth(this.seg_other, 0);
       for (const n of Object.values(this.mem_legend)) setText(n, kNotAvailable);
@@ -168,8 +198,8 @@ class GpuCard {
     setText(this.util.value, util.text, util.title);
     setWidth(this.util.bar, util.value);
     // The spec's key, or the field catalogue's.
-    const memUtil = fieldText(device, device.fields.memory_utilization_ratio == null && device.fields.utilization_memory_ratio != null
-      ? 'utilization_memory_ratio' : 'memory_utilization_ratio', formatPercent);
+    const spec = device.fields.memory_utilization_ratio != null || device.unavailable.memory_utilization_ratio != null;
+    const memUtil = fieldText(device, spec || device.fields.utilization_memory_ratio === undefined ? 'memory_utilization_ratio' : 'utilization_memory_ratio', formatPercent);
     setText(this.mem_util.value, memUtil.text, memUtil.title);
     setWidth(this.mem_util.bar, memUtil.value);
     const temp = fieldText(device, 'temperature_gpu_celsius', (v) => formatValue('\u00b0C', v));
@@ -185,11 +215,74 @@ class GpuCard {
     setClass(this.power.node, 'gw-hot', draw.value != null && limit != null && draw.value >= limit * 0.97);
     const clock = fieldText(device, 'clock_sm_hertz', formatHz);
     setText(this.clock.value, clock.text, clock.title);
+
+    // Why the values shown N/A are: in small text, one line per reason (a lost GPU says it above).
+    const byReason = new Map();
+    const note = (label, x) => {
+      if (x.value != null || !x.reason) return;
+      byReason.set(x.reason, [...(byReason.get(x.reason) || []), label]);
+    };
+    if (device.health !== 'lost') {
+      note('Util', util);
+      note('Mem util', memUtil);
+      note('Temp', temp);
+      note('Power', draw);
+      if (draw.value != null && limit == null) note('Power limit', { value: null, reason: naReason(device, 'power_limit_watts') });
+      note('SM clock', clock);
+    }
+    const text = [...byReason].map(([reason, labels]) => `${labels.join(', ')} N/A: ${reason}`).join('\n');
+    this.na_note.hidden = !text;
+    setText(this.na_note, text, text);
   }
 
-  updateAlerts(alerts, leaks) {
+  // The top holders of the GPU's memory: user, pid, command, container, memory; "+N more".
+  updateHolders(device) {
+    const { top, more } = topHolders(device, kHolders);
+    const key = JSON.stringify([top.map((p) => [p.pid, p.user, p.command, p.container, p.pod, p.slurm, p.memory == null ? null : Math.round(p.memory / 2 ** 24)]), more]);
+    if (key === this.holders_key) return;
+    this.holders_key = key;
+    clear(this.holders);
+    for (const p of top) {
+      const where = containerShort(p);
+      this.holders.appendChild(el('li', { class: 'gw-holder', 'data-pid': p.pid ?? '' },
+        el('span', { class: 'gw-holder-user' }, p.user || kNone),
+        el('span', { class: 'gw-holder-pid gw-muted' }, String(p.pid ?? kNone)),
+        el('span', { class: 'gw-holder-cmd', title: p.command }, p.command || p.name || kNone),
+        el('span', { class: 'gw-holder-where gw-muted', title: [p.container && `container ${p.container}${p.runtime ? ` (${p.runtime})` : ''}`, p.pod && `pod ${p.pod}`, p.slurm && `slurm job ${p.slurm}`].filter(Boolean).join('\n') }, where),
+        el('span', { class: 'gw-holder-mem gw-num' }, p.memory == null ? kNotAvailable : formatGiB(p.memory))));
+    }
+    if (more > 0) this.holders.appendChild(el('li', { class: 'gw-holder-more gw-muted' }, `+${more} more`));
+    if (top.length === 0) this.holders.appendChild(el('li', { class: 'gw-holder-none gw-muted' }, device.health === 'lost' ? 'processes unknown' : 'no processes'));
+  }
+
+  // MIG instances of a GPU in MIG mode: profile, instance ids, memory, processes.
+  updateMig(device) {
+    const perInstance = device.processes.some((p) => p.gpuInstance != null);
+    const rows = device.mig.map((m) => {
+      const procs = perInstance ? device.processes.filter((p) => p.gpuInstance === m.gpuInstance).length : m.processes;
+      return { m, procs };
+    });
+    const key = JSON.stringify(rows.map(({ m, procs }) => [m.migIndex, m.name, m.gpuInstance, m.computeInstance, m.health, m.used == null ? null : Math.round(m.used / 2 ** 24), m.total, procs]));
+    if (key === this.mig_key) return;
+    this.mig_key = key;
+    clear(this.mig);
+    this.mig.hidden = rows.length === 0;
+    for (const { m, procs } of rows) {
+      const fill = el('span', { class: 'gw-seg gw-seg-proc' });
+      if (m.used != null && m.total) fill.style.width = `${Math.min(100, (m.used / m.total) * 100).toFixed(1)}%`;
+      this.mig.appendChild(el('li', { class: 'gw-mig-row', 'data-mig': m.migIndex,
+        title: `${m.name}\nGPU instance ${m.gpuInstance ?? kNone}, compute instance ${m.computeInstance ?? kNone}\n${m.uuid}${m.health !== 'ok' ? `\n${m.health}` : ''}` },
+        el('span', { class: 'gw-mig-name' }, `MIG ${m.migIndex} \u00b7 ${migProfile(m.name)}`),
+        el('span', { class: 'gw-membar gw-mig-bar' }, fill),
+        el('span', { class: 'gw-mig-mem gw-num' }, m.used == null || m.total == null ? kNotAvailable : `${formatGiB(m.used)} / ${formatGiB(m.total)}`),
+        el('span', { class: 'gw-mig-procs gw-muted' }, procs == null ? '' : `${procs} process${procs === 1 ? '' : 'es'}`)));
+    }
+  }
+
+  // notes: the status reasons that are neither alerts nor leaks (pre-allocation, diagnoses).
+  updateAlerts(alerts, leaks, notes) {
     // Rebuilt only when the set of messages changes.
-    const key = JSON.stringify([alerts.map((a) => [a.severity, a.message]), leaks.map((l) => [l.message, Math.round((l.timeToOom || 0) / 60)])]);
+    const key = JSON.stringify([alerts.map((a) => [a.severity, a.message]), leaks.map((l) => [l.message, Math.round((l.timeToOom || 0) / 60)]), notes.map((n) => n.text)]);
     if (key === this.alert_key) return;
     this.alert_key = key;
     clear(this.alerts);
@@ -198,12 +291,17 @@ class GpuCard {
         el('span', { class: 'gw-sev-dot' }), el('span', null, a.message || a.rule)));
     }
     for (const l of leaks) {
-      this.alerts.appendChild(el('li', { class: 'gw-card-alert gw-sev-warning gw-leak' },
+      const urgent = l.timeToOom != null && l.timeToOom < kUrgentOomSeconds;
+      this.alerts.appendChild(el('li', { class: `gw-card-alert gw-sev-${urgent ? 'critical' : 'warning'} gw-leak` },
         el('span', { class: 'gw-sev-dot' }),
-        el('span', null, `Leak (${l.scope}${l.pid != null ? ` pid ${l.pid}` : ''}): ${formatByteRate(l.rate)}`,
+        el('span', null, `${l.state === 'oom_forecast' ? 'OOM forecast' : 'Leak'} (${l.scope}${l.pid != null ? ` pid ${l.pid}` : ''}): ${formatByteRate(l.rate)}`,
           l.timeToOom != null ? `, out of memory in ${formatDuration(l.timeToOom)}` : '')));
     }
-    this.alerts.hidden = alerts.length + leaks.length === 0;
+    for (const n of notes) {
+      this.alerts.appendChild(el('li', { class: `gw-card-alert gw-sev-${n.level === 'info' ? 'info' : n.level} gw-card-note`, 'data-kind': n.kind },
+        el('span', { class: 'gw-sev-dot' }), el('span', null, n.text)));
+    }
+    this.alerts.hidden = alerts.length + leaks.length + notes.length === 0;
   }
 }
 
@@ -211,10 +309,12 @@ export class GpuCards {
   constructor() {
     this.root = el('section', { class: 'gw-cards', id: 'gw-cards', 'aria-label': 'GPUs' });
     this.cards = new Map();
-    this.signature = '';
+    this.signature = null;
+    this.root.appendChild(el('p', { class: 'gw-nodata gw-connecting' }, 'Connecting to the gpuwatch server\u2026'));
   }
 
-  update(snapshot) {
+  // statusOf(device) -> model.js deviceStatus.
+  update(snapshot, statusOf) {
     const signature = snapshot.devices.map((d) => `${d.index}/${d.uuid}`).join(',');
     if (signature !== this.signature) {
       this.signature = signature;
@@ -231,7 +331,8 @@ export class GpuCards {
       this.cards.get(d.index).update(d,
         snapshot.alerts.filter((a) => a.gpu === d.index),
         snapshot.leaks.filter((l) => l.gpu === d.index),
-        snapshot.reasonNames);
+        snapshot.reasonNames,
+        statusOf(d));
     }
   }
 

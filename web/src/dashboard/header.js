@@ -4,14 +4,17 @@ import { el } from '../lib/dom.js';
 import { formatClock, formatDateTime } from '../lib/format.js';
 import { setText } from './gpu_cards.js';
 
+// The DEMO banner's text; dashboard.html carries the same, shown before any script runs.
+export const kDemoText = ' \u2014 simulated GPUs from the demo fleet. Nothing here is measured on this machine\u2019s hardware.';
+
 export class Header {
-  constructor() {
+  // demo: what the served page said (data-source="demo"), until a snapshot says otherwise.
+  constructor(demo = false) {
+    this.served_demo = demo;
     this.host = el('span', { class: 'gw-host' });
     this.facts = el('span', { class: 'gw-facts-line gw-muted' });
     this.live = el('span', { class: 'gw-live', 'aria-live': 'polite' });
-    this.demo = el('div', { class: 'gw-demo', id: 'gw-demo', role: 'note', hidden: true },
-      el('strong', null, 'DEMO'),
-      ' \u2014 simulated GPUs from the demo fleet. Nothing here is measured on this machine\u2019s hardware.');
+    this.demo = el('div', { class: 'gw-demo', id: 'gw-demo', role: 'note', hidden: !demo }, el('strong', null, 'DEMO'), kDemoText);
     this.stale_text = el('span');
     this.stale = el('div', { class: 'gw-stale', id: 'gw-stale', role: 'alert', hidden: true }, el('strong', null, 'STALE'), ' ', this.stale_text);
     this.error = el('div', { class: 'gw-warning', id: 'gw-error', role: 'alert', hidden: true });
@@ -24,6 +27,7 @@ export class Header {
       this.demo,
       this.stale,
       this.error);
+    this.showState({ connection: 'connecting', time: null, stale: false });
   }
 
   update(snapshot) {
@@ -35,7 +39,8 @@ export class Header {
       `every ${snapshot.interval} s`,
     ].filter(Boolean).join(' \u00b7 ');
     setText(this.facts, facts);
-    this.demo.hidden = !snapshot.demo;
+    // A daemon that has not sampled yet answers a snapshot without a time (and demo false).
+    this.demo.hidden = !(snapshot.time == null ? this.served_demo || snapshot.demo : snapshot.demo);
   }
 
   // state: { connection: 'connecting'|'open'|'retrying', retryIn, time (last sample), stale, reason }
@@ -43,7 +48,7 @@ export class Header {
     const sample = time == null ? 'waiting for data' : `sample ${formatClock(time)}`;
     const text = connection === 'open' ? `\u25cf live \u00b7 ${sample}`
       : connection === 'retrying' ? `reconnecting${retryIn ? ` in ${retryIn} s` : ''} \u00b7 ${sample}`
-        : `connecting \u00b7 ${sample}`;
+        : time == null ? 'connecting\u2026' : `connecting \u00b7 ${sample}`;
     setText(this.live, text, time == null ? '' : formatDateTime(time));
     this.live.className = `gw-live gw-live-${stale ? 'stale' : connection}`;
     this.stale.hidden = !stale;

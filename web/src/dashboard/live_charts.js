@@ -1,5 +1,6 @@
 // The live charts: memory, utilization, temperature and power, for all GPUs or one, over a
-// window of 5 min to 30 d. A window is first filled from /api/v1/history (step chosen for at
+// window of 5 min to 30 d. One colour per GPU (gpu_palette.js); each chart's y axis has a
+// minimum span (thresholds.js) and dashed threshold lines (80 °C, 90 % of each total memory). A window is first filled from /api/v1/history (step chosen for at
 // most ~1000 points), then follows the stream; snapshots that arrive while history loads are
 // kept and added after it.
 
@@ -7,13 +8,28 @@ import { el, clear } from '../lib/dom.js';
 import { ChartGroup, observeWidth } from '../lib/chart_group.js';
 import { FloatingTip } from '../lib/floating_tip.js';
 import { makeTimeChart } from '../lib/time_chart.js';
-import { seriesColor } from '../lib/palette.js';
 import { formatDuration } from '../lib/format.js';
+import { gpuColor, gpuDash, readGpuColors, readThresholdColor } from './gpu_palette.js';
+import { kThresholds, kTemperatureSpanC } from './thresholds.js';
 import { getJson } from './api.js';
 import { SampleStore, kMetrics, kRanges, stepFor } from './sample_store.js';
 
 const kChartHeight = 190;
 const kHistoryFields = kMetrics.map((m) => m.field).join(',');
+
+// y ranges with a minimum span, so that noise of a degree or a watt does not fill a chart:
+// memory 0..the largest total shown, power 0..the largest limit shown (ceiling(): that value, or
+// null), utilization 0..100 %, temperature kTemperatureSpanC and 5 °C beyond the data.
+function yRangeOf(metricId, ceiling) {
+  if (metricId === 'utilization') return () => [0, 100];
+  if (metricId === 'temperature') {
+    return (u, min, max) => [
+      Math.min(kTemperatureSpanC[0], Math.floor((min ?? kTemperatureSpanC[0]) - 5)),
+      Math.max(kTemperatureSpanC[1], Math.ceil((max ?? kTemperatureSpanC[1]) + 5)),
+    ];
+  }
+  return (u, min, max) => [0, Math.max(1, max || 0, ceiling() || 0) * 1.03];
+}
 
 export class LiveCharts {
   constructor() {
@@ -135,22 +151,47 @@ export class LiveCharts {
     this.build();
   }
 
-  // Series for one metric in the current selection: [{ label, values, color, reference? }].
+  // Series for one metric in the current selection: [{ label, values, color, reference?,
+  // constant? }]. Reference lines (a GPU's total memory or power limit, the thresholds) are
+  // constant series, dashed, left out of tooltips and counts; their value is read again at
+  // each redraw (constant()).
   seriesFor(metric) {
     const shown = this.selected === 'all' ? this.devices : this.devices.filter((d) => d.index === this.selected);
+    const colors = this.colors || readGpuColors();
     const series = shown.map((d) => ({
       label: `GPU ${d.index}`,
       title: `GPU ${d.index} \u00b7 ${d.name}`,
       values: this.store.column(d.index)[metric.id],
-      color: seriesColor(d.index),
+      color: gpuColor(colors, d.index),
+      dash: gpuDash(d.index),
     }));
-    if (this.selected !== 'all' && metric.reference && shown.length) {
-      const ref = (this.store.references.get(shown[0].index) || {})[metric.id];
-      if (ref != null) {
-        series.push({ label: metric.referenceLabel, gpu: shown[0].index, values: this.referenceValues(ref), color: seriesColor(shown[0].index), dash: [6, 4], width: 1, reference: true });
+    const refOf = (gpu) => (this.store.references.get(gpu) || {})[metric.id];
+    if (this.selected !== 'all' && metric.reference && shown.length && refOf(shown[0].index) != null) {
+      const gpu = shown[0].index;
+      series.push({ label: metric.referenceLabel, constant: () => refOf(gpu), color: gpuColor(colors, gpu), dash: [6, 4], width: 1, reference: true });
+    }
+    const threshold = this.threshold_color || readThresholdColor();
+    if (metric.id === 'temperature') {
+      const t = kThresholds.temperatureC;
+      series.push({ label: `${t.value} \u00b0C`, title: `${t.rule} fires above ${t.value} \u00b0C (built-in default)`, constant: () => t.value, color: threshold, dash: [3, 3], width: 1, reference: true, threshold: true });
+    }
+    if (metric.id === 'memory') {
+      // 90 % of each distinct total among the GPUs shown.
+      const m = kThresholds.memoryRatio;
+      const totals = [...new Set(shown.map((d) => refOf(d.index)).filter((v) => v != null))].sort((a, b) => b - a);
+      for (const total of totals) {
+        series.push({ label: `${Math.round(m.value * 100)} % of ${total.toFixed(0)} GiB`, title: `${m.rule} fires above ${Math.round(m.value * 100)} % of the memory (built-in default)`, constant: () => total * m.value, color: threshold, dash: [3, 3], width: 1, reference: true, threshold: true });
       }
     }
+    for (const x of series) if (x.constant) x.values = this.referenceValues(x.constant());
     return series;
+  }
+
+  // The largest total memory (or power limit) of the GPUs shown; null when none is known.
+  ceiling(metric) {
+    const shown = this.selected === 'all' ? this.devices : this.devices.filter((d) => d.index === this.selected);
+    const refs = shown.map((d) => (this.store.references.get(d.index) || {})[metric.id]).filter((v) => v != null);
+    return refs.length ? Math.max(...refs) : null;
   }
 
   referenceValues(value) {
@@ -159,7 +200,11 @@ export class LiveCharts {
 
   // (Re)creates the charts: after a change of GPU, range, devices or colour scheme.
   build(theme) {
-    if (theme) this.theme = theme;
+    if (theme) {
+      this.theme = theme;
+      this.colors = readGpuColors();
+      this.threshold_color = readThresholdColor();
+    }
     if (!this.theme || !this.root.isConnected) return;
     this.needs_build = false;
     this.dirty = false;
@@ -177,7 +222,7 @@ export class LiveCharts {
     const width = this.plotWidth();
     this.charts = kMetrics.map((metric, i) => {
       const series = this.seriesFor(metric);
-      const spec = { id: metric.id, title: metric.title, unit: metric.unit, yRange: metric.yRange, series };
+      const spec = { id: metric.id, title: metric.title, unit: metric.unit, yRange: yRangeOf(metric.id, () => this.ceiling(metric)), series };
       const u = makeTimeChart(hosts[i], this.store.t, {
         spec, width, height: kChartHeight, theme: this.theme, group: this.group, tips: this.tips,
         annotations: [], start: null, zoom: false, xRange: () => this.store.xRange(),
@@ -196,7 +241,7 @@ export class LiveCharts {
     for (const c of this.charts) {
       const data = [this.store.t];
       for (const s of c.series) {
-        if (s.reference) s.values = this.referenceValues((this.store.references.get(s.gpu) || {})[c.metric.id]);
+        if (s.constant) s.values = this.referenceValues(s.constant());
         data.push(s.values);
       }
       c.u.setData(data);
@@ -212,13 +257,25 @@ export class LiveCharts {
     return this.pending != null;
   }
 
-  // For the test hook: [{ id, points, nonNull }] (reference lines not counted).
+  // For the test hook: [{ id, points, nonNull, yMin, yMax, thresholds: [{ label, value }],
+  // colors: [GPU series colours] }] (reference lines not counted in nonNull).
   summary() {
     return kMetrics.map((metric) => {
-      const series = this.charts.length ? this.charts.find((c) => c.metric === metric).series : this.seriesFor(metric);
+      const chart = this.charts.find((c) => c.metric === metric);
+      const series = chart ? chart.series : this.seriesFor(metric);
       let nonNull = 0;
       for (const s of series) if (!s.reference) for (const v of s.values) if (v != null) nonNull++;
-      return { id: metric.id, points: this.store.t.length, nonNull };
+      const y = chart ? chart.u.scales.y : {};
+      return {
+        id: metric.id,
+        points: this.store.t.length,
+        nonNull,
+        yMin: y.min ?? null,
+        yMax: y.max ?? null,
+        thresholds: series.filter((s) => s.threshold).map((s) => ({ label: s.label, value: s.constant() })),
+        colors: series.filter((s) => !s.reference).map((s) => s.color),
+        labels: series.filter((s) => !s.reference).map((s) => s.label),
+      };
     });
   }
 

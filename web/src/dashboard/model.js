@@ -1,5 +1,9 @@
 // Turns API JSON (gpuwatch.api/1) into the values the page shows. Pure functions, tolerant of
-// missing keys: a value that is absent stays null (shown as N/A), never 0.
+// missing keys: a value that is absent stays null (shown as N/A), never 0. Also the one place a
+// GPU card's status is decided (deviceStatus) from everything the snapshot says about the GPU.
+
+import { formatByteRate, formatDuration } from '../lib/format.js';
+import { kStarved, kThresholds } from './thresholds.js';
 
 // Unix seconds from a number or an ISO 8601 string; null otherwise.
 export function toUnixSeconds(value) {
@@ -22,16 +26,35 @@ function pick(fields, ...keys) {
   return null;
 }
 
-// {"key": "not_supported"} or {"key": {"reason": "not_supported", ...}} -> {key: "not supported"}
+// {"key": "not_supported"} or {"key": {"reason": "not_supported", "detail": "nvmlX: Not
+// Supported"}} -> {key: "not supported \u2014 nvmlX: Not Supported"}
 function unavailableReasons(raw) {
   const out = {};
   if (!raw || typeof raw !== 'object') return out;
   for (const key of Object.keys(raw)) {
     const v = raw[key];
-    const reason = typeof v === 'string' ? v : v && v.reason ? v.reason : 'unavailable';
-    out[key] = reason.replace(/_/g, ' ');
+    const reason = typeof v === 'string' ? v : v && v.reason ? String(v.reason) : 'unavailable';
+    const detail = v && typeof v === 'object' && v.detail ? String(v.detail) : '';
+    out[key] = `${reason.replace(/_/g, ' ')}${detail ? ` \u2014 ${detail}` : ''}`;
   }
   return out;
+}
+
+// Fields NVML does not report for a GPU in MIG mode, nor for its MIG devices.
+const kNotPerMig = new Set(['utilization_gpu_ratio', 'memory_utilization_ratio', 'utilization_memory_ratio',
+  'utilization_gpu_mean_ratio', 'process_sm_utilization_ratio', 'sm_utilization_ratio']);
+
+// Why a device's field has no value, in words: the snapshot's `unavailable` reason (with the
+// driver call that said so), explained for a GPU in MIG mode; the health of a GPU that does not
+// answer; else "not reported".
+export function naReason(device, key) {
+  const reason = device.unavailable[key];
+  if (device.migMode === 1 && kNotPerMig.has(key)) {
+    return `not reported per MIG device by NVML (GPU in MIG mode${reason ? `; ${reason}` : ''})`;
+  }
+  if (reason) return reason;
+  if (device.health !== 'ok') return `device ${device.health}`;
+  return 'not reported';
 }
 
 function normaliseProcess(p, gpu) {
@@ -47,10 +70,27 @@ function normaliseProcess(p, gpu) {
     runtime: str(p.container_runtime),
     pod: str(p.pod_uid),
     slurm: str(p.slurm_job_id),
+    gpuInstance: num(p.gpu_instance_id),
     memory: num(pick(f, 'process_used_memory_bytes', 'used_memory_bytes')),
     sm: num(pick(f, 'process_sm_utilization_ratio', 'sm_utilization_ratio')),
     cpu: num(pick(f, 'process_cpu_ratio', 'cpu_ratio')),
     rss: num(pick(f, 'process_rss_bytes', 'rss_bytes')),
+  };
+}
+
+// A MIG device (an instance of a GPU in MIG mode): its memory and processes.
+function normaliseMig(m, k) {
+  const f = m.fields || {};
+  return {
+    migIndex: num(m.mig_index) ?? k,
+    name: str(m.name || f.name),
+    uuid: str(m.uuid || f.uuid),
+    gpuInstance: num(m.gpu_instance_id),
+    computeInstance: num(m.compute_instance_id),
+    health: str(m.health) || 'ok',
+    used: num(f.memory_used_bytes),
+    total: num(f.memory_total_bytes),
+    processes: Array.isArray(m.processes) ? m.processes.length : null,
   };
 }
 
@@ -63,6 +103,8 @@ function normaliseDevice(d, i) {
   for (const p of processes) if (p.memory != null) processBytes = (processBytes || 0) + p.memory;
   return {
     index,
+    migMode: num(f.mig_mode),
+    mig: (d.mig_devices || []).map((m, k) => normaliseMig(m, k)),
     uuid: str(d.uuid || f.uuid),
     name: str(d.name || f.name) || `GPU ${index}`,
     health: str(d.health) || 'ok',
@@ -105,11 +147,21 @@ export function normaliseSnapshot(raw) {
     leaks: (raw.leaks || []).map((l) => ({
       gpu: num(l.gpu),
       scope: str(l.scope) || 'device',
+      state: l.state === 'oom_forecast' ? 'oom_forecast' : 'leak',
       pid: num(l.pid),
       rate: num(l.rate_bytes_per_second),
       timeToOom: num(l.time_to_oom_seconds),
       message: str(l.message),
     })),
+    // Diagnoses that stand now ({gpu, kind}); null when the server does not say (then the
+    // diagnosis events are weighed by what the snapshot shows: diagnosisHolds).
+    diagnoses: Array.isArray(raw.diagnoses) ? raw.diagnoses.map((x) => ({
+      gpu: num(x.gpu),
+      kind: str(x.kind || x.source),
+      severity: x.severity ? normaliseSeverity(x.severity) : null,
+      message: str(x.message),
+    })) : null,
+    preallocated: (raw.preallocated || []).map((x) => ({ gpu: num(x.gpu), pid: num(x.pid), bytes: num(x.bytes), share: num(x.share) })),
     reasonNames: raw.clock_event_reason_names || null,
   };
 }
@@ -170,3 +222,144 @@ export function decodeClockReasons(mask, names) {
   if (words.length === 0 && bits !== 0) words.push(`0x${bits.toString(16)}`);
   return { words, throttled };
 }
+
+// A card's status levels, worst last: a lost GPU over a critical alert over a GPU that does not
+// answer (its values are old) over warnings over notes.
+export const kStatusRank = { ok: 0, info: 1, warning: 2, stale: 3, critical: 4, lost: 5 };
+const kStatusLabel = { ok: 'OK', info: 'INFO', warning: 'WARNING', stale: 'STALE', critical: 'CRITICAL', lost: 'LOST' };
+
+// The process that holds memory on a GPU doing little (the diagnoser's starved condition), or null.
+function starvedHolder(device) {
+  const util = num(device.fields.utilization_gpu_ratio);
+  if (util == null || util >= kStarved.utilization) return null;
+  return device.processes.find((p) => (p.memory || 0) >= kStarved.minBytes) || null;
+}
+// A forecast of running out of memory sooner than this is critical.
+export const kUrgentOomSeconds = 3600;
+// The daemon says a diagnosis once, when it is made. Those whose condition the snapshot shows
+// stay on the card while it holds (the diagnoser's own thresholds, DiagnosisOptions); others for
+// kDiagnosisShownSeconds after they were made. Pre-allocation is the snapshot's `preallocated`.
+const kDiagnosisHolds = {
+  starved: (d) => starvedHolder(d) != null,
+  throttling: (d, names) => {
+    const r = decodeClockReasons(d.fields.clock_event_reasons, names);
+    return !!(r && r.throttled);
+  },
+  preallocation: () => false,
+};
+const kDiagnosisShownSeconds = 15 * 60;
+
+// Whether a diagnosis event (normalised) still applies to its GPU in this snapshot.
+export function diagnosisHolds(event, device, snapshot) {
+  if (!device || event.kind !== 'diagnosis' || event.gpu !== device.index) return false;
+  const holds = kDiagnosisHolds[event.source];
+  if (holds) return holds(device, snapshot.reasonNames);
+  const now = snapshot.time ?? Date.now() / 1000;
+  return event.time != null && now - event.time <= kDiagnosisShownSeconds;
+}
+
+const pct = (ratio) => `${Math.round(ratio * 100)} %`;
+
+// The status of one GPU: { level: 'ok'|'info'|'warning'|'stale'|'critical'|'lost', label: 'OK',
+// reasons: [{ level, text, kind: 'state'|'preallocation'|'diagnosis' }] (worst first) }. The worst reason wins. From the device's health, the
+// active alerts, leaks and out-of-memory forecasts, pre-allocations and diagnoses on it, and its
+// clocks, temperature and memory against the thresholds (kThresholds) where no alert says so yet.
+// context: { alerts, leaks, preallocated, diagnoses (diagnosis events that hold), reasonNames }.
+export function deviceStatus(device, context = {}) {
+  const reasons = [];
+  const add = (level, text, kind = 'state') => reasons.push({ level, text, kind });
+  const alerts = context.alerts || [];
+  if (device.health === 'lost') add('lost', 'GPU lost: the driver no longer answers for it');
+  else if (device.health === 'stale') add('stale', `not answering${device.healthDetail ? `: ${device.healthDetail}` : ''}; its values are the last ones read`);
+  else if (device.health !== 'ok') add('critical', `GPU in ${device.health}${device.healthDetail ? `: ${device.healthDetail}` : ''}`);
+  for (const a of alerts) add(a.severity, `alert ${a.rule}: ${a.message || a.rule}`);
+  for (const l of context.leaks || []) {
+    const who = l.scope === 'process' && l.pid != null ? `pid ${l.pid}` : l.scope;
+    const oom = l.timeToOom != null ? `, out of memory in ${formatDuration(l.timeToOom)}` : '';
+    const urgent = l.timeToOom != null && l.timeToOom < kUrgentOomSeconds;
+    add(urgent ? 'critical' : 'warning', `${l.state === 'oom_forecast' ? 'out-of-memory forecast' : 'memory leak suspected'} (${who}): ${formatByteRate(l.rate)}${oom}`);
+  }
+  for (const x of context.preallocated || []) {
+    add('warning', `pid ${x.pid} pre-allocated ${x.share != null ? pct(x.share) : 'most'} of the memory (TensorFlow/JAX style): its real use is unknown`, 'preallocation');
+  }
+  for (const e of context.diagnoses || []) add(e.severity, `diagnosis ${e.source}: ${e.message}`, 'diagnosis');
+  if (device.health === 'ok') {
+    const f = device.fields;
+    const clocks = decodeClockReasons(f.clock_event_reasons, context.reasonNames);
+    if (clocks && clocks.throttled) {
+      const heat = clocks.words.some((w) => /thermal|HW slowdown|power brake/.test(w));
+      add(heat ? 'warning' : 'info', `clocks held down: ${clocks.words.join(', ')}`);
+    }
+    const ruled = (rule) => alerts.some((a) => a.rule === rule);
+    const holder = starvedHolder(device);
+    if (holder && !(context.diagnoses || []).some((e) => e.source === 'starved')) {
+      add('info', `utilization ${pct(f.utilization_gpu_ratio)} while pid ${holder.pid} holds ${(holder.memory / 1024 ** 3).toFixed(1)} GiB (starved if it lasts ${kStarved.forSeconds / 60} min)`);
+    }
+    const temp = num(f.temperature_gpu_celsius);
+    if (temp != null && temp > kThresholds.temperatureC.value && !ruled(kThresholds.temperatureC.rule)) {
+      add('info', `temperature ${temp} \u00b0C, above the ${kThresholds.temperatureC.value} \u00b0C of ${kThresholds.temperatureC.rule}`);
+    }
+    const used = num(f.memory_used_bytes);
+    const total = num(f.memory_total_bytes);
+    if (used != null && total && used / total > kThresholds.memoryRatio.value && !ruled(kThresholds.memoryRatio.rule)) {
+      add('info', `memory ${pct(used / total)} used, above the ${pct(kThresholds.memoryRatio.value)} of ${kThresholds.memoryRatio.rule}`);
+    }
+  }
+  reasons.sort((a, b) => kStatusRank[b.level] - kStatusRank[a.level]);
+  const level = reasons.length ? reasons[0].level : 'ok';
+  return { level, label: kStatusLabel[level], reasons };
+}
+
+// The hover text of a status: one line per reason, worst first.
+export function statusTitle(status) {
+  if (!status.reasons.length) return 'OK: no alert, leak, forecast or diagnosis on this GPU';
+  return status.reasons.map((r) => `${kStatusLabel[r.level]}: ${r.text}`).join('\n');
+}
+
+// The processes holding most memory on a device: { top: [process], more: how many others }.
+export function topHolders(device, n = 3) {
+  const sorted = [...device.processes].sort((a, b) => (b.memory ?? -1) - (a.memory ?? -1) || (a.pid ?? 0) - (b.pid ?? 0));
+  return { top: sorted.slice(0, n), more: Math.max(0, sorted.length - n) };
+}
+
+// What a standing diagnosis says when neither the snapshot nor an event has its words.
+const kStandingWords = {
+  starved: ['warning', 'GPU starved: utilization low for minutes while a process holds memory'],
+  throttling: ['info', 'clocks held down for over a minute'],
+};
+
+// The diagnoses that apply to a device now, as { source, severity, message }: the snapshot's
+// standing ones (worded by their newest event) when the server says them, and the events
+// diagnosisHolds keeps.
+function diagnosesOn(device, snapshot, events) {
+  const on = events.filter((e) => e.kind === 'diagnosis' && e.gpu === device.index);
+  const newest = (source) => on.filter((e) => e.source === source).sort((a, b) => (b.time ?? 0) - (a.time ?? 0))[0];
+  if (!snapshot.diagnoses) return on.filter((e) => diagnosisHolds(e, device, snapshot));
+  const out = snapshot.diagnoses.filter((x) => x.gpu === device.index).map((x) => {
+    const e = newest(x.kind);
+    const words = kStandingWords[x.kind] || ['warning', x.kind];
+    return { source: x.kind, severity: x.severity || (e && e.severity) || words[0], message: x.message || (e && e.message) || words[1] };
+  });
+  // Kinds the server does not stand for (a newer daemon's) count for a while after their event.
+  return out.concat(on.filter((e) => !kDiagnosisHolds[e.source] && diagnosisHolds(e, device, snapshot)));
+}
+
+// Every device's status in a snapshot (normalised), keyed by GPU index. events: normalised
+// diagnosis events (the newest of each GPU, source and pid; others are ignored).
+export function snapshotStatuses(snapshot, events = []) {
+  const out = new Map();
+  for (const d of snapshot.devices) {
+    const on = (x) => x.gpu === d.index;
+    out.set(d.index, deviceStatus(d, {
+      alerts: snapshot.alerts.filter(on),
+      leaks: snapshot.leaks.filter(on),
+      preallocated: (snapshot.preallocated || []).filter(on),
+      diagnoses: diagnosesOn(d, snapshot, events),
+      reasonNames: snapshot.reasonNames,
+    }));
+  }
+  return out;
+}
+
+// The key under which a newer diagnosis replaces an older one.
+export const diagnosisKey = (e) => `${e.gpu}|${e.source}|${e.pid}`;

@@ -1,0 +1,25 @@
+# cmake -DBUILT=DIR -DKEPT=DIR -P compare_bundle.cmake: fails naming each file
+# of the kept bundle (web/bundle) that is missing or differs from the one built
+# from web/src, and says how to bring it up to date.
+set(files report.html report.js report.css dashboard.html dashboard.js dashboard.css)
+set(stale "")
+foreach(f ${files})
+  if(NOT EXISTS ${BUILT}/${f})
+    message(FATAL_ERROR "${BUILT}/${f} was not built")
+  endif()
+  if(NOT EXISTS ${KEPT}/${f})
+    list(APPEND stale "${f} (missing)")
+    continue()
+  endif()
+  file(SHA256 ${BUILT}/${f} built_hash)
+  file(SHA256 ${KEPT}/${f} kept_hash)
+  if(NOT built_hash STREQUAL kept_hash)
+    list(APPEND stale "${f} (differs)")
+  endif()
+endforeach()
+if(stale)
+  list(JOIN stale ", " which)
+  message(FATAL_ERROR "web/bundle is not the bundle web/src builds: ${which}. "
+                      "Run `node web/build.mjs --outdir web/bundle` and commit it.")
+endif()
+message(STATUS "web/bundle is the bundle web/src builds (${files})")
