@@ -119,8 +119,9 @@ int RunReport(const CommonArgs& common, ReportArgs args) {
     std::cerr << "gpuwatch report: " << s.message() << "\n";
     return kExitFailure;
   }
-  std::cerr << fmt::format("gpuwatch report: wrote {} ({} samples, {} events)\n", args.output,
-                           recording.samples(), recording.events().size());
+  const std::size_t samples = recording.samples(), events = recording.events().size();
+  std::cerr << fmt::format("gpuwatch report: wrote {} ({} sample{}, {} event{})\n", args.output,
+                           samples, samples == 1 ? "" : "s", events, events == 1 ? "" : "s");
   return kExitOk;
 }
 

@@ -84,7 +84,7 @@ int PrintStatus(const CommonArgs& common, const StatusArgs& args, Source* source
   text.color = UseColor(common);
   text.processes = !args.no_processes;
   text.hostname = Hostname();
-  text.demo_source = source->demo_scenario;
+  text.demo_source = source->demo_scenario.empty() ? "" : engine::DemoLabel(*source);
   text.replay_source = source->replay;
   text.leases = std::move(leases);
   text.now = std::chrono::system_clock::now();

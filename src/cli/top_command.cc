@@ -156,7 +156,7 @@ Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopA
   options.interval = interval;
   options.pipeline = pipeline;
   options.pipeline.hostname = Hostname();
-  std::string detail = std::filesystem::path(source->demo_scenario).filename().string();
+  std::string detail = engine::DemoLabel(*source);
   return tui::StartLocalFeed(std::move(*source), options,
                              demo ? tui::SourceKind::kDemo : tui::SourceKind::kLocal,
                              std::move(detail), Hostname(), warn);
