@@ -187,12 +187,16 @@ Result<Source> OpenSourceWaiting(const SourceOptions& args, const OpenWait& wait
   return std::move(*opening->result);
 }
 
+std::string DemoLabel(const Source& source) {
+  return std::filesystem::path(source.demo_scenario).filename().string();
+}
+
 std::string SourceBanner(const Source& source) {
   if (!source.replay.empty()) {
     return "REPLAY of " + source.replay + ": recorded GPUs, not this machine's now";
   }
   if (!source.demo_scenario.empty()) {
-    return "DEMO: simulated GPUs (" + source.demo_scenario + "), not this machine's hardware";
+    return "DEMO: simulated GPUs (" + DemoLabel(source) + "), not this machine's hardware";
   }
   return "";
 }

@@ -47,6 +47,10 @@ struct Source {
   std::string replay;         // for the REPLAY banner
 };
 
+// The scenario's file name ("demo.yaml"): the DEMO banners' words for it,
+// short and the same on every machine (its path is in the JSON and reports).
+std::string DemoLabel(const Source& source);
+
 // What every output says when the GPUs are not this machine's now: "DEMO:
 // simulated GPUs (FILE), not this machine's hardware", "REPLAY of FILE:
 // recorded GPUs, not this machine's now", or "" for real GPUs.

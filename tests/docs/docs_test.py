@@ -6,11 +6,31 @@
 links    every relative Markdown link of a tracked .md file names a file of the repository, and
          nothing tracked points outside it (the workspace's ../shared is not in a clone)
 select   the outputs docs/select.md shows for the demo fleet are what `gpuwatch --demo select` prints
+outputs  every output block of README.md and the docs listed in OUTPUT_DOCS is either produced
+         here or declared a recording of real hardware, by the comment on the line before it:
+           <!-- output: COMMANDS -->   COMMANDS run by sh in an empty directory, `gpuwatch` on
+                                       PATH, TZ=UTC, GPUWATCH_FAKE_TIME=3600 (demo values frozen);
+                                       stdout and stderr together must be the block. A first
+                                       block line "$ CMD" must be COMMANDS or a part of them; a
+                                       line "..." stands for any lines; clock times and dates
+                                       match any; this machine's hostname reads as node1.
+                                       COMMANDS that start with `echo ` print the block's "$ CMD"
+                                       lines themselves (a transcript of several commands).
+           <!-- output, any numbers: COMMANDS -->   the same, for outputs of a clock that runs
+                                       (`env -u GPUWATCH_FAKE_TIME`): every number matches any
+                                       number, a meter (█▉…░) any meter.
+           <!-- recorded: DOC -->      real hardware (an H200): not reproducible here; DOC, the
+                                       file that says how it was recorded, must exist.
+           <!-- not output -->         a diagram, a file's content, an example to copy.
+         `docs_test.py SRC GPUWATCH outputs --update` rewrites the produced blocks that have no
+         "..." with what the commands print now.
 """
 import os
 import re
+import socket
 import subprocess
 import sys
+import tempfile
 
 SRC, BIN, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
@@ -66,7 +86,107 @@ def case_select():
     return bad
 
 
+# The files whose every bare ``` block must carry one of the three comments. The records of
+# measurements (docs/BENCHMARKS.md, docs/real-gpu.md, docs/leaks.md) are records by nature.
+OUTPUT_DOCS = ["README.md"]
+MARK = re.compile(r"^<!--\s*(output, any numbers|output|recorded|not output)\s*(?::\s*(.*?))?"
+                  r"\s*-->\s*$")
+NUMBER = re.compile(r"\d+(?:\.\d+)?")
+METER = re.compile(r"[█▉▊▋▌▍▎▏▒░]+")
+TIME = re.compile(r"\b\d\d:\d\d:\d\d(?:\.\d+)?\b")
+DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
+
+
+def blocks(text):
+    """(mark line index or None, mark kind, argument, first line, end line) per bare fence."""
+    lines, out, i = text.split("\n"), [], 0
+    while i < len(lines):
+        if lines[i].strip() == "```":
+            end = i + 1
+            while end < len(lines) and not lines[end].strip().startswith("```"):
+                end += 1
+            prev = lines[i - 1].strip() if i > 0 else ""
+            m = MARK.match(prev)
+            out.append((m.group(1) if m else None, (m.group(2) or "") if m else "", i + 1, end))
+            i = end + 1
+            continue
+        if lines[i].lstrip().startswith("```"):  # a block with a language: code, skipped whole
+            i += 1
+            while i < len(lines) and not lines[i].strip().startswith("```"):
+                i += 1
+        i += 1
+    return lines, out
+
+
+def produce(commands):
+    env = dict(os.environ, TZ="UTC", GPUWATCH_FAKE_TIME="3600", NO_COLOR="1", LC_ALL="C.UTF-8",
+               PATH=os.path.dirname(os.path.abspath(BIN)) + os.pathsep + os.environ["PATH"],
+               SRC=SRC)
+    env.pop("GPUWATCH_SOCKET", None)
+    with tempfile.TemporaryDirectory(prefix="gw-docs-") as work:
+        r = subprocess.run(["sh", "-c", commands], cwd=work, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True, timeout=90)
+    host = re.escape(socket.gethostname())
+    text = re.sub(r"(?<![\w.-])%s(?![\w.-])" % host, "node1", r.stdout)
+    return [l.rstrip() for l in text.rstrip("\n").split("\n")]
+
+
+def matches(shown, actual, any_numbers=False):
+    def norm(line):
+        line = DATE.sub("<date>", TIME.sub("<time>", line))
+        if any_numbers:
+            line = METER.sub("<meter>", NUMBER.sub("<n>", line))
+            line = re.sub(r" +", " ", line)  # a number's width moves its neighbours
+        return line
+    pattern = "".join(r"(?:.*\n)*?" if l.strip() == "..." else re.escape(norm(l)) + r"\n"
+                      for l in shown)
+    return re.fullmatch(pattern, "".join(norm(l) + "\n" for l in actual)) is not None
+
+
+def case_outputs(update=False):
+    bad, produced = [], 0
+    for rel in OUTPUT_DOCS:
+        path = os.path.join(SRC, rel)
+        lines, found = blocks(open(path, encoding="utf-8").read())
+        for kind, arg, first, end in reversed(found):  # reversed: updates keep earlier indices
+            where = "%s:%d" % (rel, first)
+            if kind is None:
+                bad.append("%s: an output block without <!-- output: ... -->, <!-- recorded: ... "
+                           "--> or <!-- not output --> on the line before it" % where)
+            elif kind == "recorded" and not os.path.exists(os.path.join(SRC, arg)):
+                bad.append("%s: recorded: %r is not a file of the repository" % (where, arg))
+            elif kind.startswith("output"):
+                produced += 1
+                shown = [l.rstrip() for l in lines[first:end]]
+                actual = produce(arg)
+                if shown and shown[0].startswith("$ ") and not arg.startswith("echo "):
+                    if shown[0][2:] not in arg:
+                        bad.append("%s: the block shows `%s` but the comment runs `%s`"
+                                   % (where, shown[0][2:], arg))
+                    shown = shown[1:]
+                if matches(shown, actual, kind == "output, any numbers"):
+                    continue
+                if update and not any(l.strip() == "..." for l in shown):
+                    head = ([lines[first]] if lines[first].startswith("$ ") and not
+                            arg.startswith("echo ") else [])
+                    lines[first:end] = head + actual
+                    continue
+                bad.append("%s: `%s` prints (--update rewrites a block without \"...\"):\n%s"
+                           % (where, arg, "\n".join("    " + l for l in actual)))
+        if update:
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("\n".join(lines))
+    if produced == 0:
+        bad.append("no <!-- output: ... --> block found in %s" % ", ".join(OUTPUT_DOCS))
+    return bad
+
+
 def main():
+    if CASE == "outputs" and "--update" in sys.argv[4:]:
+        bad = case_outputs(update=True)
+        for b in bad:
+            print(b)
+        return 1 if bad else 0
     fn = globals().get("case_" + CASE)
     if fn is None:
         print("unknown case %r" % CASE)
