@@ -22,6 +22,9 @@ struct BackendInfo {
   std::string library_path;  // the file actually loaded
   bool demo = false;
   std::vector<std::string> missing_symbols;  // entry points this driver lacks
+  // The calls a GPU's sample makes, named as a failed one names itself in a
+  // reading's detail ("CALL: reason"); empty for a recording.
+  std::vector<std::string> device_calls;
 };
 
 class Backend {

@@ -59,6 +59,11 @@ struct HostProcess {
   std::string container_id;       // 12+ hex chars, "" if none
   std::string container_runtime;  // docker, containerd, cri-o, podman
   std::string pod_uid;
+  // Kubernetes names, from the kubelet's log links (host/kube_pods.h); "" off
+  // Kubernetes or when the node's /var/log/containers is not readable.
+  std::string pod;
+  std::string pod_namespace;
+  std::string container_name;
   std::string slurm_job_id;
   friend bool operator==(const HostProcess&, const HostProcess&) = default;
 };

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes the demo host tree (proc/ and etc/passwd) that `gpuwatch --demo`
+"""Writes the demo host tree (proc/, etc/passwd and the kubelet's
+var/log/containers) that `gpuwatch --demo`
 reads as its --host-proc. Static on purpose: CPU averages come from the
 tree's own proc/uptime, so they are the same on every run. Rerun after
 changing a number here; the output is checked in."""
@@ -23,6 +24,8 @@ ERIN_NB_CTR = hex64("demo-erin-notebook")
 ERIN_SERVE_CTR = hex64("demo-erin-serve")
 CAROL_CTR = hex64("demo-carol-resnet")
 CAROL_POD = "3f1c9a2e-7b4d-4e8a-9c61-2d5f80b7a4e3"
+# The kubelet's log link of carol's container: its pod, namespace and container names.
+CAROL_LOG_LINK = f"resnet50-train-6d8f9c7b5-xk2lq_team-vision_trainer-{CAROL_CTR}.log"
 
 USERS = [("alice", 1001), ("bob", 1002), ("carol", 1003), ("dave", 1004),
          ("erin", 1005), ("frank", 1006)]
@@ -79,6 +82,7 @@ def main():
           "daemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n"
           "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" +
           "".join(f"{n}:x:{u}:{u}:{n.title()}:/home/{n}:/bin/bash\n" for n, u in USERS))
+    write(f"var/log/containers/{CAROL_LOG_LINK}", "")
     write("proc/uptime", f"{UPTIME_S:.2f} {UPTIME_S * 55.3:.2f}\n")
     write("proc/stat",
           "cpu  48211907 1203 9120442 1424410023 88120 0 301772 0 0 0\n"

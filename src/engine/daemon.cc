@@ -202,6 +202,10 @@ class Daemon {
         continue;
       }
       if (!last_failure.empty()) Log("the GPUs answer now");
+      // Every call's error counter exists from 0, so that increase() sees its first error.
+      std::map<std::string, std::uint64_t> none;
+      for (const auto& call : source->backend->info().device_calls) none[call] = 0;
+      hub_->CountErrors(none);
       if (const std::string banner = SourceBanner(*source); !banner.empty()) Log(banner);
       SamplerOptions options;
       options.interval = options_.interval;

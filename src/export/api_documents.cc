@@ -36,11 +36,17 @@ void PutLeases(json& doc, const LeaseRead& leases) {
 // The snapshot document without leases.
 json SnapshotBody(const Published& p, const ApiContext& c) {
   if (!p.snapshot) {
-    return json{{"schema", kApiSchema},   {"time", nullptr},
-                {"sequence", 0},          {"devices", json::array()},
-                {"hostname", c.hostname}, {"alerts", json::array()},
-                {"leaks", json::array()}, {"stale", true},
-                {"demo", false},          {"interval_seconds", c.interval_seconds}};
+    return json{{"schema", kApiSchema},
+                {"time", nullptr},
+                {"sequence", 0},
+                {"devices", json::array()},
+                {"hostname", c.hostname},
+                {"alerts", json::array()},
+                {"leaks", json::array()},
+                {"diagnoses", json::array()},
+                {"stale", true},
+                {"demo", false},
+                {"interval_seconds", c.interval_seconds}};
   }
   const Snapshot& s = *p.snapshot;
   json j = SnapshotToJson(s, c.hostname);
@@ -120,6 +126,16 @@ json SnapshotBody(const Published& p, const ApiContext& c) {
         {{"gpu", a.gpu}, {"pid", a.process.pid}, {"bytes", a.bytes}, {"share", a.share}});
   }
   j["preallocated"] = std::move(preallocated);
+  json diagnoses = json::array();
+  for (const auto& x : p.diagnoses) {
+    diagnoses.push_back({{"gpu", x.gpu},
+                         {"kind", x.kind},
+                         {"severity", SeverityName(x.severity)},
+                         {"message", x.message},
+                         {"since", UnixSeconds(x.since)},
+                         {"pid", x.process ? json(x.process->pid) : json(nullptr)}});
+  }
+  j["diagnoses"] = std::move(diagnoses);
   json names = json::object();
   for (const auto& [bit, name] : kReasonNames) names[std::to_string(bit)] = name;
   j["clock_event_reason_names"] = std::move(names);

@@ -58,9 +58,13 @@ void AddDevice(Writer& w, const DeviceSample& d, const std::string& hostname,
                    {"pid", std::to_string(p.pid)},
                    {"command", (p.host.name.empty() ? p.host.command : p.host.name).substr(0, 64)}};
       if (o.process_user) pl.emplace_back("user", p.host.user);
-      // From the process's cgroup; "" (no label) when it has none.
+      // From the process's cgroup and, on Kubernetes, the kubelet's names (as
+      // dcgm-exporter labels them); "" (no label) when it has none.
       pl.emplace_back("container_id", p.host.container_id);
       pl.emplace_back("pod_uid", p.host.pod_uid);
+      pl.emplace_back("pod", p.host.pod);
+      pl.emplace_back("namespace", p.host.pod_namespace);
+      pl.emplace_back("container", p.host.container_name);
       pl.emplace_back("slurm_job_id", p.host.slurm_job_id);
       for (const auto& f : Catalogue()) {
         if (f.scope != Scope::kProcess || f.prom_name.empty() || f.kind == Kind::kInfo) continue;

@@ -40,7 +40,8 @@ struct ExporterStats {
   double last_sample_age_seconds = 0;
   double sample_duration_seconds = 0;
   bool sampler_hung = false;
-  std::map<std::string, std::uint64_t> nvml_errors;  // by NVML call (each from its first error)
+  std::map<std::string, std::uint64_t>
+      nvml_errors;                       // by NVML call (every call a sample makes, from 0)
   std::uint64_t http_shed = 0;           // connections answered without a worker (503, probes)
   std::uint64_t http_deadline_cuts = 0;  // connections cut at the request deadline
   std::uint64_t http_oversize_cuts = 0;  // ... for a request head over the size bound

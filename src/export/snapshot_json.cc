@@ -95,6 +95,9 @@ json ProcessToJson(const ProcessSample& p) {
       {"container_id", h.container_id},
       {"container_runtime", h.container_runtime},
       {"pod_uid", h.pod_uid},
+      {"pod", h.pod},
+      {"namespace", h.pod_namespace},
+      {"container", h.container_name},
       {"slurm_job_id", h.slurm_job_id},
       {"fields", std::move(values)},
       {"unavailable", std::move(unavailable)}};

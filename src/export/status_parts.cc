@@ -43,6 +43,7 @@ std::string Cut(const std::string& raw, int width) {
 }
 
 std::string Container(const HostProcess& h) {
+  if (!h.pod.empty()) return "pod " + h.pod;  // the namespace is in --json
   if (!h.container_id.empty()) {
     return fmt::format("{} {}", h.container_runtime.empty() ? "ctr" : h.container_runtime,
                        h.container_id.substr(0, 12));

@@ -49,7 +49,7 @@ void RenderProcesses(const DeviceSample& d, const StatusTextOptions& o, const Pa
                        mem.is_number() ? HumanBytes(mem.number()) : Na(mem),
                        sm.is_number() ? fmt::format("{:.0f}%", sm.number() * 100) : "-",
                        cpu.is_number() ? fmt::format("{:.0f}%", cpu.number() * 100) : "-",
-                       Container(p.host), Cut(command, o.command_width));
+                       Cut(Container(p.host), 20), Cut(command, o.command_width));
   }
 }
 

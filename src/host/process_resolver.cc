@@ -83,6 +83,9 @@ ProcessResolver::ProcessResolver(ProcOptions options)
       pids_not_ours_(env_.own_pid_namespace && !options_.is_host_proc),
       ticks_per_second_(TicksPerSecond()),
       users_(MakeUsers(options_)),
+      pods_(options_.kubelet_log_dir.empty()
+                ? (options_.proc_dir / ".." / "var" / "log" / "containers").lexically_normal()
+                : options_.kubelet_log_dir),
       cpu_(ticks_per_second_) {}
 
 void ProcessResolver::Resolve(ProcessSample& p) {
@@ -193,6 +196,11 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
     h.container_runtime = std::move(id.container_runtime);
     h.pod_uid = std::move(id.pod_uid);
     h.slurm_job_id = std::move(id.slurm_job_id);
+    if (auto pod = pods_.Find(h.container_id)) {
+      h.pod = std::move(pod->pod);
+      h.pod_namespace = std::move(pod->namespace_);
+      h.container_name = std::move(pod->container);
+    }
   }
 
   CpuMeter::Key key{p.pid, stat->start_ticks};

@@ -16,6 +16,7 @@
 #include "host/cgroup.h"
 #include "host/cpu_meter.h"
 #include "host/environment.h"
+#include "host/kube_pods.h"
 #include "host/users.h"
 
 namespace gpuwatch::host {
@@ -35,6 +36,10 @@ struct ProcOptions {
   // gpuwatch's own root, where /.dockerenv and /run/.containerenv are looked
   // for (environment()). Tests point it at a fixture.
   std::filesystem::path root_dir = "/";
+  // The kubelet's log links, for pod, namespace and container names. Empty:
+  // proc_dir/../var/log/containers (/var/log/containers, or a mounted host
+  // root's).
+  std::filesystem::path kubelet_log_dir;
   // The clock CPU ratios are measured with. Empty: steady_clock::now. Tests
   // inject a fake one.
   std::function<std::chrono::steady_clock::time_point()> steady_now;
@@ -80,6 +85,7 @@ class ProcessResolver {
   std::optional<double> ProcUptime();
   std::optional<std::optional<double>> sample_uptime_;  // cleared by EndSample
   UserTable users_;
+  KubePods pods_;
   CpuMeter cpu_;
 };
 

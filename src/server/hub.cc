@@ -1,6 +1,7 @@
 #include "server/hub.h"
 
 #include <algorithm>
+#include <set>
 
 #include "core/mutex.h"
 
@@ -147,19 +148,21 @@ ExporterStats Hub::Stats() const {
 
 std::map<std::string, std::uint64_t> FailedCalls(const Snapshot& snapshot) {
   std::map<std::string, std::uint64_t> out;
-  auto count = [&out](const Reading& r, std::string_view key) {
-    if (r.ok()) return;
-    const Missing m = r.missing();
-    if (m != Missing::kFailed && m != Missing::kDeviceLost) return;
-    const std::string& detail = r.detail();
-    const auto colon = detail.find(':');
-    ++out[detail.starts_with("nvml") && colon != std::string::npos ? detail.substr(0, colon)
-                                                                   : std::string(key)];
-  };
   for (const auto& d : snapshot.devices) {
+    std::set<std::string> failed;  // this GPU's
     for (const auto& f : Catalogue()) {
-      if (f.scope == Scope::kDevice) count(d.fields[f.id], f.key);
+      if (f.scope != Scope::kDevice) continue;
+      const Reading& r = d.fields[f.id];
+      if (r.ok() || (r.missing() != Missing::kFailed && r.missing() != Missing::kDeviceLost)) {
+        continue;
+      }
+      const std::string& detail = r.detail();
+      const auto colon = detail.find(':');
+      failed.insert(detail.starts_with("nvml") && colon != std::string::npos
+                        ? detail.substr(0, colon)
+                        : std::string(f.key));
     }
+    for (const auto& call : failed) ++out[call];
   }
   return out;
 }

@@ -86,7 +86,8 @@ class Hub {
 
 // NVML calls that failed in a snapshot (readings missing for a reason other
 // than "not supported" / "not yet sampled"), by call: the detail's
-// "nvmlDeviceGetX: ..." prefix, or the field key.
+// "nvmlDeviceGetX: ..." prefix, or the field key. A call counts once per GPU,
+// however many fields it fills.
 std::map<std::string, std::uint64_t> FailedCalls(const Snapshot& snapshot);
 
 }  // namespace gpuwatch::server

@@ -89,7 +89,10 @@ void DrawProcess(const HostView& host, const RenderInput& in, Canvas& c, Layout&
   std::string identity;
   if (!h.container_id.empty())
     identity += h.container_runtime + " container " + h.container_id + "  ";
-  if (!h.pod_uid.empty()) identity += "pod " + h.pod_uid + "  ";
+  if (!h.pod.empty()) {
+    identity += "pod " + h.pod_namespace + "/" + h.pod + " container " + h.container_name + "  ";
+  }
+  if (!h.pod_uid.empty()) identity += "pod uid " + h.pod_uid + "  ";
   if (!h.slurm_job_id.empty()) identity += "Slurm job " + h.slurm_job_id + "  ";
   facts.emplace_back("where",
                      identity.empty() ? "on the host (no container, pod or job)" : identity);

@@ -15,6 +15,7 @@ std::optional<double> Number(const Reading& r) {
 
 std::string Where(const HostProcess& h) {
   if (!h.slurm_job_id.empty()) return "slurm:" + h.slurm_job_id;
+  if (!h.pod.empty()) return h.pod_namespace + "/" + h.pod;
   if (!h.pod_uid.empty()) return "pod:" + h.pod_uid.substr(0, 8);
   if (!h.container_id.empty()) {
     return (h.container_runtime.empty() ? std::string("ctr") : h.container_runtime) + ":" +

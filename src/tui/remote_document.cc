@@ -82,6 +82,9 @@ ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) 
   h.container_id = m.Text(j, at, "container_id");
   h.container_runtime = m.Text(j, at, "container_runtime");
   h.pod_uid = m.Text(j, at, "pod_uid");
+  h.pod = m.Text(j, at, "pod");
+  h.pod_namespace = m.Text(j, at, "namespace");
+  h.container_name = m.Text(j, at, "container");
   h.slurm_job_id = m.Text(j, at, "slurm_job_id");
   ReadFields(j, at, m, p.fields);
   return p;

@@ -411,6 +411,17 @@ async function main() {
             return [m ? m[1] : '?', sw ? getComputedStyle(sw).backgroundColor : null];
           })),
           demo: !!document.querySelector('#gw-demo') && document.querySelector('#gw-demo').offsetHeight > 0,
+          // The pages' shared GPU colours (lib/theme.css --gw-gpu-N, which the dashboard's cards
+          // and charts wear), resolved in this colour scheme.
+          theme: (() => {
+            const probe = document.body.appendChild(document.createElement('span'));
+            const out = Object.fromEntries([...Array(8).keys()].map((i) => {
+              probe.style.color = `var(--gw-gpu-${i})`;
+              return [i, getComputedStyle(probe).color];
+            }));
+            probe.remove();
+            return out;
+          })(),
         };
       });
 
@@ -442,6 +453,9 @@ async function main() {
       // Legends of charts drawn (an empty chart has none).
       const drawnApi = { charts: api.charts.filter((c) => dom.cards[c.id] && dom.cards[c.id].plot) };
       checkColors(drawnApi, dom.legends, dom.swatches);
+      const offPalette = Object.entries(dom.swatches).filter(([gpu, c]) => !sameColor(parseColor(c), parseColor(dom.theme[Number(gpu) % 8])))
+        .map(([gpu, c]) => `GPU ${gpu} ${c}, the dashboard's ${dom.theme[Number(gpu) % 8]}`);
+      r.check(Object.keys(dom.swatches).length > 0 && offPalette.length === 0, "each GPU wears the dashboard's colour for it (lib/theme.css --gw-gpu-N)", offPalette.slice(0, 3).join('; ') || null);
       checkProcessLegend(drawnApi, dom.legends, data);
 
       await interact(page, data, r);

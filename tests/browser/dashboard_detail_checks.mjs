@@ -249,8 +249,8 @@ export async function checkStatusRules(page, r) {
     });
     const snap = (dev, more = {}) => ({ time: now, devices: [dev], alerts: [], leaks: [], ...more });
     const alert = (severity, rule) => ({ rule, severity, gpu: 0, message: `${rule} says so` });
-    const st = (s, events) => window.gpuwatchDashboard.statusFor(s, 0, events);
-    const starved = { kind: 'diagnosis', source: 'starved', severity: 'warning', gpu: 0, message: 'GPU 0 starved', time: now - 60 };
+    const st = (s) => window.gpuwatchDashboard.statusFor(s, 0);
+    const standing = (kind, severity) => ({ diagnoses: [{ gpu: 0, kind, severity, message: `GPU 0 ${kind}`, since: now - 60, pid: 7 }] });
     return [
       ['a healthy GPU is OK', st(snap(device())), 'OK'],
       ['a warning alert makes WARNING', st(snap(device(), { alerts: [alert('warning', 'a')] })), 'WARNING'],
@@ -260,9 +260,9 @@ export async function checkStatusRules(page, r) {
       ['a pre-allocation makes WARNING', st(snap(device(), { preallocated: [{ gpu: 0, pid: 7, bytes: 1, share: 0.8 }] })), 'WARNING'],
       ['an out-of-memory forecast within the hour is CRITICAL', st(snap(device(), { leaks: [{ gpu: 0, state: 'oom_forecast', scope: 'process', pid: 7, rate_bytes_per_second: 1e7, time_to_oom_seconds: 600 }] })), 'CRITICAL'],
       ['a leak hours from out of memory is WARNING', st(snap(device(), { leaks: [{ gpu: 0, state: 'leak', scope: 'device', rate_bytes_per_second: 1e6, time_to_oom_seconds: 36000 }] })), 'WARNING'],
-      ['a starved diagnosis that still holds is WARNING', st(snap(device({ fields: { utilization_gpu_ratio: 0.05 } })), [starved]), 'WARNING'],
-      ['a starved diagnosis no longer holding (busy again) is OK', st(snap(device()), [starved]), 'OK'],
-      ['the snapshot\'s standing diagnoses count', st(snap(device(), { diagnoses: [{ gpu: 0, kind: 'starved' }] })), 'WARNING'],
+      ['a standing starved diagnosis is WARNING', st(snap(device({ fields: { utilization_gpu_ratio: 0.05 } }), standing('starved', 'warning'))), 'WARNING'],
+      ['a diagnosis on another GPU does not count', st(snap(device(), { diagnoses: [{ gpu: 1, kind: 'starved', severity: 'warning', message: 'GPU 1 starved' }] })), 'OK'],
+      ['a standing throttling diagnosis at info is INFO', st(snap(device(), standing('throttling', 'info'))), 'INFO'],
       ['clocks held down by heat make WARNING', st(snap(device({ fields: { clock_event_reasons: 0x40 } }))), 'WARNING'],
       ['a power cap is INFO', st(snap(device({ fields: { clock_event_reasons: 0x4 } }))), 'INFO'],
       ['an idle GPU is OK', st(snap(device({ fields: { clock_event_reasons: 0x1, utilization_gpu_ratio: 0 }, processes: [] }))), 'OK'],

@@ -309,7 +309,7 @@ TEST(Metrics, CountersOfKnownLabelsAreZeroFromTheFirstScrape) {
       Samples(text, "gpuwatch_exporter_nvml_failures_total"),
       std::vector<std::string>{"gpuwatch_exporter_nvml_failures_total{hostname=\"node1\"} 0"});
   EXPECT_TRUE(Samples(text, "gpuwatch_exporter_nvml_errors_total").empty())
-      << "per call only from a call's first error";
+      << "per call: the calls the daemon names (none here), each from 0";
   for (const char* counter :
        {"gpuwatch_exporter_http_shed_total", "gpuwatch_exporter_http_deadline_cuts_total",
         "gpuwatch_exporter_http_oversize_cuts_total"}) {
@@ -329,7 +329,8 @@ TEST(Metrics, CountersOfKnownLabelsAreZeroFromTheFirstScrape) {
 TEST(Metrics, EveryDiagnosisHasASeries) {
   const Snapshot s = Fixed();
   MetricsInput in;
-  in.diagnoses = {StandingDiagnosis{1, "starved"}, StandingDiagnosis{0, "throttling"}};
+  in.diagnoses = {StandingDiagnosis{.gpu = 1, .kind = "starved"},
+                  StandingDiagnosis{.gpu = 0, .kind = "throttling"}};
   in.preallocated = {Preallocation{1, ProcessKey{77, 3}, 100.0, 0.75}};
   const auto series = Samples(Render(s, {}, in), "gpuwatch_diagnosis_active");
   const std::vector<std::string> expected = {

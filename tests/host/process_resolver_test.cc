@@ -215,6 +215,30 @@ TEST(ProcessResolver, ContainerPodAndJobComeFromTheCgroupFile) {
   EXPECT_EQ(ResolveOnce(r, 5000).host.slurm_job_id, "777");
 }
 
+// On a Kubernetes node the kubelet's log links name the container's pod,
+// namespace and container; a pod started later is found at its first sight.
+TEST(ProcessResolver, PodNamespaceAndContainerComeFromTheKubeletLogLinks) {
+  FakeProcTree tree;
+  FakeProcess proc = Trainer();
+  const std::string id = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+  proc.cgroup = "0::/kubepods/burstable/pod8a3f2c1e-5b7d-4e9a-a1c2-3d4e5f6a7b8c/crio-" + id + "\n";
+  tree.Add(proc);
+  tree.Write("var/log/containers/other-pod_default_app-" + std::string(64, 'e') + ".log", "");
+  ProcOptions options = tree.Options();
+  ProcessResolver r(options);
+  ProcessSample p = ResolveOnce(r, 4242);
+  EXPECT_EQ(p.host.pod, "") << "not listed yet";
+  tree.Write("var/log/containers/train-7f9c4_team-a_trainer-" + id + ".log", "");
+  std::filesystem::last_write_time(
+      tree.root() / "var/log/containers",
+      std::filesystem::last_write_time(tree.root() / "var/log/containers") + seconds(2));
+  p = ResolveOnce(r, 4242);
+  EXPECT_EQ(p.host.pod, "train-7f9c4");
+  EXPECT_EQ(p.host.pod_namespace, "team-a");
+  EXPECT_EQ(p.host.container_name, "trainer");
+  EXPECT_EQ(p.host.container_id, id);
+}
+
 TEST(ProcessResolver, ExitedProcessIsKeptAndMarkedExited) {
   FakeProcTree tree;
   ProcessResolver r(tree.Options());

@@ -51,7 +51,6 @@ PROMETHEUS_SERIES = {"up", "scrape_duration_seconds", "scrape_samples_scraped", 
 # file, no job on a socket, no NVML failure): their panels may answer with no data there.
 MAY_BE_ABSENT_FAMILIES = re.compile(r"gpuwatch_(process_\w+|mig_(?!mode$)\w+)$")
 MAY_BE_ABSENT = {
-    "gpuwatch_exporter_nvml_errors_total",  # only after an NVML call failed
     "gpuwatch_process_preallocated",  # only while a pre-allocating process runs
     "gpuwatch_framework_memory_bytes",  # --process-metrics, --socket and a job that reports
     "gpuwatch_lease_info",  # --process-metrics and a lease held

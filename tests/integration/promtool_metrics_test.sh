@@ -30,8 +30,9 @@
 # Plus: no Accept header gives the text format; the process series carry pid,
 # command and user; DCGM_FI_DEV_FB_USED is gpuwatch_memory_used_bytes in MiB;
 # nvidia_smi_memory_used_bytes is gpuwatch_memory_used_bytes, labelled by uuid
-# without "GPU-"; gpuwatch_driver_info and gpuwatch_exporter_nvml_failures_total
-# (0) are there from the first scrape.
+# without "GPU-"; gpuwatch_driver_info, gpuwatch_exporter_nvml_failures_total
+# and every call's gpuwatch_exporter_nvml_errors_total (0) are there from the
+# first scrape.
 #
 # Prints `ok - ...` / `not ok - ...` per check and `N passed, M failed`; exits 0
 # only when all pass (77 when promtool or curl is missing). KEEP_WORK=1 keeps
@@ -189,8 +190,8 @@ fetch default plain ""
 expect "no Accept header: the text format" "$(cat "$work/default.type")" "$text_type"
 
 # --- what the variants add ---
-expect "process: gpuwatch_process_memory_used_bytes carries gpu, pid, command, user and the cgroup's ids (demo pid 41001: alice, in a container; 41101: Slurm job 88123)" \
-  "$(grep -c '^gpuwatch_process_memory_used_bytes{gpu="0",.*pid="41001",command="[^"]\+",user="alice",container_id="[0-9a-f]\{64\}",pod_uid="",slurm_job_id=""}' "$work/process-text.body") $(grep -c '^gpuwatch_process_memory_used_bytes{.*pid="41101",.*slurm_job_id="88123"}' "$work/process-text.body")" "1 1"
+expect "process: gpuwatch_process_memory_used_bytes carries gpu, pid, command, user, the cgroup's ids and the pod's names (demo pid 41001: alice, in a container; 41101: Slurm job 88123; 41201: a Kubernetes pod)" \
+  "$(grep -c '^gpuwatch_process_memory_used_bytes{gpu="0",.*pid="41001",command="[^"]\+",user="alice",container_id="[0-9a-f]\{64\}",pod_uid="",pod="",namespace="",container="",slurm_job_id=""}' "$work/process-text.body") $(grep -c '^gpuwatch_process_memory_used_bytes{.*pid="41101",.*slurm_job_id="88123"}' "$work/process-text.body") $(grep -c '^gpuwatch_process_memory_used_bytes{.*pid="41201",.*pod_uid="3f1c9a2e-7b4d-4e8a-9c61-2d5f80b7a4e3",pod="resnet50-train-6d8f9c7b5-xk2lq",namespace="team-vision",container="trainer",' "$work/process-text.body")" "1 1 1"
 expect "process: one gpuwatch_process_memory_used_bytes per demo process (8)" \
   "$(grep -c '^gpuwatch_process_memory_used_bytes{' "$work/process-text.body")" 8
 expect "plain: no per-process series without --process-metrics" \
@@ -242,6 +243,8 @@ expect "smi: nvidia_smi_memory_used_bytes{uuid} = gpuwatch_memory_used_bytes (uu
   "$(cat "$work/smi-check.out")" 8
 expect "plain: gpuwatch_driver_info (driver_version, cuda_version) and nvml_failures_total 0 from the first scrape" \
   "$(grep -c '^gpuwatch_driver_info{driver_version="[^"]\+",cuda_version="[^"]\+",' "$work/plain-text.body") $(grep -c '^gpuwatch_exporter_nvml_failures_total{hostname="[^"]*"} 0$' "$work/plain-text.body")" "1 1"
+expect "plain: every call's gpuwatch_exporter_nvml_errors_total is 0 from the first scrape (memory, power, temperature)" \
+  "$(grep -c '^gpuwatch_exporter_nvml_errors_total{call="nvmlDevice\(GetMemoryInfo_v2\|GetPowerUsage\|GetTemperature\)",hostname="[^"]*"} 0$' "$work/plain-text.body")" 3
 expect "plain: no nvidia_smi_* or DCGM_FI_* without their flag" \
   "$(grep -c '^nvidia_smi_\|^DCGM_FI_' "$work/plain-text.body")" 0
 

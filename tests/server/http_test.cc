@@ -112,6 +112,23 @@ TEST_F(Http, JsonApi) {
   EXPECT_EQ(s["devices"].size(), 2u);
   EXPECT_TRUE(s["time"].is_number());
   EXPECT_EQ(s["clock_event_reason_names"]["4"], "sw_power_cap");
+  EXPECT_EQ(s["diagnoses"], json::array());
+
+  StandingDiagnosis starved{1,
+                            "starved",
+                            Severity::kWarning,
+                            "GPU 1 starved: ...",
+                            std::chrono::system_clock::time_point(std::chrono::seconds(900)),
+                            ProcessKey{4242, 1}};
+  hub_->Publish(FixedSnapshot(), {}, {}, {}, {}, {}, {starved});
+  const json d = json::parse(client_->Get("/api/v1/snapshot")->body)["diagnoses"];
+  ASSERT_EQ(d.size(), 1u) << d.dump();
+  EXPECT_EQ(d[0], (json{{"gpu", 1},
+                        {"kind", "starved"},
+                        {"severity", "warning"},
+                        {"message", "GPU 1 starved: ..."},
+                        {"since", 900.0},
+                        {"pid", 4242}}));
   EXPECT_EQ(json::parse(client_->Get("/api/v1/devices")->body)["devices"].size(), 2u);
   EXPECT_TRUE(json::parse(client_->Get("/api/v1/processes")->body)["processes"].is_array());
   const json events = json::parse(client_->Get("/api/v1/events?since=0")->body);

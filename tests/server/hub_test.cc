@@ -95,5 +95,38 @@ TEST(Hub, SequencedEventsCarryTheirNumberAcrossBothRings) {
   EXPECT_TRUE(hub.SequencedEventsAfter(4).empty());
 }
 
+// A failed call counts once per GPU, however many fields it fills; other
+// missing values (not supported, not yet sampled) are not failures.
+TEST(Hub, FailedCallsCountEachCallOncePerGpu) {
+  Snapshot s;
+  for (int gpu = 0; gpu < 2; ++gpu) {
+    DeviceSample d;
+    d.index = gpu;
+    for (FieldId id :
+         {FieldId::kMemoryUsedBytes, FieldId::kMemoryTotalBytes, FieldId::kMemoryFreeBytes}) {
+      d.fields[id] = Reading::Absent(Missing::kFailed, "nvmlDeviceGetMemoryInfo_v2: Unknown Error");
+    }
+    d.fields[FieldId::kFanSpeedRatio] =
+        Reading::Absent(Missing::kNotSupported, "nvmlDeviceGetFanSpeed: Not Supported");
+    s.devices.push_back(d);
+  }
+  s.devices[1].fields[FieldId::kPowerDrawWatts] =
+      Reading::Absent(Missing::kFailed, "nvmlDeviceGetPowerUsage: Unknown Error");
+  const auto calls = FailedCalls(s);
+  EXPECT_EQ(calls, (std::map<std::string, std::uint64_t>{{"nvmlDeviceGetMemoryInfo_v2", 2},
+                                                         {"nvmlDeviceGetPowerUsage", 1}}));
+}
+
+// Calls counted at 0 exist from then on (the daemon names every call a sample
+// makes, so that each error counter starts at 0).
+TEST(Hub, CallsCountedAtZeroAreKept) {
+  Hub hub;
+  hub.CountErrors({{"nvmlDeviceGetPowerUsage", 0}, {"nvmlDeviceGetTemperature", 0}});
+  hub.CountErrors({{"nvmlDeviceGetPowerUsage", 2}});
+  EXPECT_EQ(hub.Stats().nvml_errors,
+            (std::map<std::string, std::uint64_t>{{"nvmlDeviceGetPowerUsage", 2},
+                                                  {"nvmlDeviceGetTemperature", 0}}));
+}
+
 }  // namespace
 }  // namespace gpuwatch::server

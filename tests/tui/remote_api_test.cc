@@ -151,6 +151,9 @@ std::shared_ptr<Snapshot> FullSnapshot() {
             "e8e4c437cd61aa",
             "docker",
             "pod-1234",
+            "train-1",
+            "team-a",
+            "trainer",
             "99"};
   d0.processes.push_back(p);
   for (auto* devices : {&s->devices, &s->mig_devices}) {

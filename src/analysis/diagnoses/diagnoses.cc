@@ -131,8 +131,11 @@ std::vector<Preallocation> Diagnoser::Preallocated() const {
 std::vector<StandingDiagnosis> Diagnoser::Standing() const {
   std::vector<StandingDiagnosis> out;
   for (const auto& [gpu, g] : gpus_) {
-    if (g.starved_reported) out.push_back({gpu, "starved"});
-    if (g.throttle_reported) out.push_back({gpu, "throttling"});
+    for (const auto* e : {&g.starved_report, &g.throttle_report}) {
+      if (*e)
+        out.push_back(
+            {gpu, (*e)->source, (*e)->severity, (*e)->message, (*e)->time, (*e)->process});
+    }
   }
   return out;
 }
@@ -153,15 +156,14 @@ void Diagnoser::Starvation(const Snapshot& s, const DeviceSample& d, std::vector
       util.is_number() && util.number() < options_.starved_utilization && holder != nullptr;
   if (!starved) {
     g.starved_since.reset();
-    g.starved_reported = false;
+    g.starved_report.reset();
     return;
   }
   if (g.starved_since && last_time_) {
     starved_total_[d.index] += duration_cast<milliseconds>(s.time - *last_time_);
   }
   if (!g.starved_since) g.starved_since = s.time;
-  if (g.starved_reported || s.time - *g.starved_since < options_.starved_for) return;
-  g.starved_reported = true;
+  if (g.starved_report || s.time - *g.starved_since < options_.starved_for) return;
   const Reading& cpu = holder->fields[FieldId::kProcessCpuRatio];
   std::string hint;
   if (cpu.is_number() && cpu.number() >= options_.cpu_bound_ratio) {
@@ -185,6 +187,7 @@ void Diagnoser::Starvation(const Snapshot& s, const DeviceSample& d, std::vector
                   GiB(holder->fields[FieldId::kProcessUsedMemoryBytes].number()), hint));
   e.process = ProcessKey{holder->pid, holder->host.start_ticks};
   e.value = util.number();
+  g.starved_report = e;
   out.push_back(std::move(e));
 }
 
@@ -202,20 +205,20 @@ void Diagnoser::Throttling(const Snapshot& s, const DeviceSample& d, std::vector
   }
   if (!limited) {
     g.throttled_since.reset();
-    g.throttle_reported = false;
+    g.throttle_report.reset();
     return;
   }
   if (!g.throttled_since) g.throttled_since = s.time;
-  if (g.throttle_reported || s.time - *g.throttled_since < options_.throttle_report_after) return;
-  g.throttle_reported = true;
+  if (g.throttle_report || s.time - *g.throttled_since < options_.throttle_report_after) return;
   std::string why;
   if (mask & kThermalBits) why += "thermal (the GPU is too hot: check cooling and airflow)";
   if (mask & kPowerBits) why += std::string(why.empty() ? "" : "; ") + "power (at its power limit)";
   if (why.empty()) why = fmt::format("reasons 0x{:x}", mask);
-  out.push_back(Diagnosis(
+  g.throttle_report = Diagnosis(
       s, d.index, (mask & kThermalBits) ? Severity::kWarning : Severity::kInfo, "throttling",
       fmt::format("GPU {} has run with clocks held down for {}: {}", d.index,
-                  Minutes(duration_cast<milliseconds>(s.time - *g.throttled_since)), why)));
+                  Minutes(duration_cast<milliseconds>(s.time - *g.throttled_since)), why));
+  out.push_back(*g.throttle_report);
 }
 
 }  // namespace gpuwatch

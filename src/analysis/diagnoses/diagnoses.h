@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,10 +43,15 @@ struct Preallocation {
 };
 
 // A per-GPU diagnosis that stands now: reported and its condition still holds
-// (kind "starved" or "throttling", the source of its event).
+// (kind "starved" or "throttling", the source of its event), in the words of
+// the event that reported it.
 struct StandingDiagnosis {
   int gpu = 0;
   std::string kind;
+  Severity severity = Severity::kInfo;
+  std::string message = {};
+  std::chrono::system_clock::time_point since = {};  // when it was reported
+  std::optional<ProcessKey> process = {};            // the starved GPU's holder
 };
 
 // Time with clocks held down, per reason, for one GPU.
@@ -82,9 +88,9 @@ class Diagnoser {
   };
   struct GpuTrack {
     std::optional<std::chrono::system_clock::time_point> starved_since;
-    bool starved_reported = false;
+    std::optional<Event> starved_report;  // while it stands
     std::optional<std::chrono::system_clock::time_point> throttled_since;
-    bool throttle_reported = false;
+    std::optional<Event> throttle_report;
   };
 
   void CheckPreallocation(const Snapshot& s, const DeviceSample& d, std::vector<Event>& out);

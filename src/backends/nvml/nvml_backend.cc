@@ -67,6 +67,7 @@ NvmlBackend::NvmlBackend(std::unique_ptr<NvmlLibrary> lib, NvmlOptions options)
   info_.library_path = lib_->path();
   info_.demo = options_.demo;
   info_.missing_symbols = lib_->missing_symbols();
+  for (const Probe& p : DeviceProbes()) info_.device_calls.emplace_back(p.call);
 }
 
 NvmlBackend::~NvmlBackend() {

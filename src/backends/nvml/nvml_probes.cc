@@ -101,8 +101,10 @@ nvmlReturn_t ReadFieldValues(ProbeContext& c) {
   const double scale[3] = {1.0, 1e-3, 1e-3};
   for (int i = 0; i < 3; ++i) {
     if (v[i].nvmlReturn != NVML_SUCCESS) {
-      c.out[ids[i]] = AbsentFor(c.lib, fmt::format("nvmlDeviceGetFieldValues({})", v[i].fieldId),
-                                v[i].nvmlReturn);
+      c.out[ids[i]] =
+          Reading::Absent(MissingFor(v[i].nvmlReturn),
+                          fmt::format("nvmlDeviceGetFieldValues: field {}: {}", v[i].fieldId,
+                                      c.lib.ErrorString(v[i].nvmlReturn)));
       continue;
     }
     double x = 0;

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../../backends/fake_env.h"
 #include "sampler/collect.h"
 
@@ -162,6 +164,41 @@ TEST(Diagnoses, ThrottlingIsTimedByReasonAndReportedOncePerEpisode) {
   EXPECT_EQ(dx.throttle_totals().at(0).power, std::chrono::milliseconds(0));
   EXPECT_EQ(dx.throttle_totals().at(0).any, std::chrono::milliseconds(120'000))
       << "idle (after 120 s) is not a limit";
+}
+
+// What stands is said in the words of the event that reported it, while its
+// condition holds, and nothing once it is gone.
+TEST(Diagnoses, StandingDiagnosesCarryTheirEventWhileTheConditionHolds) {
+  Diagnoser dx;
+  std::vector<Snapshot> snaps;
+  for (int t = 0; t <= 360; t += 30)
+    snaps.push_back(Gpu(seconds(t), 0.08, 30 * kGiB + t, 1.0, 0x40));
+  const auto events = Feed(dx, snaps);
+  ASSERT_EQ(events.size(), 2u);  // throttled after 60 s, starved after 300 s
+  auto standing = dx.Standing();
+  ASSERT_EQ(standing.size(), 2u);
+  for (const auto& x : standing) {
+    const auto e = std::find_if(events.begin(), events.end(),
+                                [&](const Event& ev) { return ev.source == x.kind; });
+    ASSERT_NE(e, events.end()) << x.kind;
+    EXPECT_EQ(x.gpu, 0);
+    EXPECT_EQ(x.message, e->message);
+    EXPECT_EQ(x.severity, e->severity);
+    EXPECT_EQ(x.since, e->time);
+  }
+  const auto starved = std::find_if(standing.begin(), standing.end(),
+                                    [](const auto& x) { return x.kind == "starved"; });
+  ASSERT_NE(starved, standing.end());
+  ASSERT_TRUE(starved->process.has_value());
+  EXPECT_EQ(starved->process->pid, 42);
+  EXPECT_EQ(starved->since, kT0 + seconds(300));
+
+  dx.Observe(Gpu(seconds(390), 0.9, 30 * kGiB, 1.0, 0x40));  // busy again, still hot
+  standing = dx.Standing();
+  ASSERT_EQ(standing.size(), 1u);
+  EXPECT_EQ(standing[0].kind, "throttling");
+  dx.Observe(Gpu(seconds(420), 0.9, 30 * kGiB, 1.0, 0));
+  EXPECT_TRUE(dx.Standing().empty());
 }
 
 TEST(Diagnoses, StaleSnapshotsChangeNothing) {

@@ -9,7 +9,7 @@ import { el } from '../lib/dom.js';
 import { readTheme, onColorSchemeChange } from '../lib/palette.js';
 import { formatDuration } from '../lib/format.js';
 import { getJson, StreamClient } from './api.js';
-import { normaliseSnapshot, normaliseEvent, snapshotStatuses, diagnosisKey } from './model.js';
+import { normaliseSnapshot, normaliseEvent, snapshotStatuses } from './model.js';
 import { Header } from './header.js';
 import { GpuCards } from './gpu_cards.js';
 import { LiveCharts } from './live_charts.js';
@@ -43,7 +43,6 @@ class Dashboard {
     this.events_loaded = false;
     this.reconnected = false;
     this.stale = false;
-    this.diagnoses = new Map(); // diagnosisKey -> the newest diagnosis event of it
     this.statuses = new Map(); // GPU index -> model.js deviceStatus
     // The page as served (the skeleton that says "connecting" and DEMO before this script ran)
     // is replaced by the live one, which says the same until the first snapshot.
@@ -89,7 +88,6 @@ class Dashboard {
       const body = await getJson('events', { since, limit: kEventsLimit });
       const events = (body.events || []).map(normaliseEvent);
       this.timeline.add(events);
-      this.noteDiagnoses(events);
     } catch (e) {
       this.timeline.add([{ time: Date.now() / 1000, kind: 'error', severity: 'warning', source: 'dashboard', gpu: null, pid: null, message: `Could not read past events: ${e.message}` }]);
     }
@@ -113,21 +111,6 @@ class Dashboard {
     this.last_message_ms = Date.now();
     const e = normaliseEvent(raw);
     this.timeline.add([e]);
-    this.noteDiagnoses([e]);
-  }
-
-  noteDiagnoses(events) {
-    let changed = false;
-    for (const e of events) {
-      if (e.kind !== 'diagnosis' || e.gpu == null) continue;
-      const key = diagnosisKey(e);
-      const had = this.diagnoses.get(key);
-      if (!had || (e.time ?? 0) >= (had.time ?? 0)) {
-        this.diagnoses.set(key, e);
-        changed = true;
-      }
-    }
-    if (changed) this.schedule();
   }
 
   onStreamState(state, detail) {
@@ -168,7 +151,7 @@ class Dashboard {
     if (s) {
       if (part === 0) {
         this.header.update(s);
-        this.statuses = snapshotStatuses(s, [...this.diagnoses.values()]);
+        this.statuses = snapshotStatuses(s);
         this.cards.update(s, (d) => this.statuses.get(d.index));
         this.alerts.update(s);
         this.checkStale();
@@ -203,8 +186,8 @@ function main() {
     get demo() { return !!(d.snapshot && d.snapshot.demo); },
     get statuses() { return [...d.statuses].map(([gpu, st]) => ({ gpu, level: st.level, label: st.label, reasons: st.reasons.map((x) => `${x.level}: ${x.text}`) })); },
     // The status mechanism itself, on any snapshot JSON and events (for checks of its rules).
-    statusFor: (rawSnapshot, gpu, rawEvents = []) => {
-      const st = snapshotStatuses(normaliseSnapshot(rawSnapshot), rawEvents.map(normaliseEvent)).get(gpu);
+    statusFor: (rawSnapshot, gpu) => {
+      const st = snapshotStatuses(normaliseSnapshot(rawSnapshot)).get(gpu);
       return st ? { level: st.level, label: st.label, reasons: st.reasons.map((x) => `${x.level}: ${x.text}`) } : null;
     },
     get sequence() { return d.snapshot ? d.snapshot.sequence : null; },

@@ -7,7 +7,7 @@
 import { el, clear } from '../lib/dom.js';
 import { formatBytes, formatPercent, formatValue, formatByteRate, formatDuration, kNone } from '../lib/format.js';
 import { decodeClockReasons, kUrgentOomSeconds, naReason, statusTitle, topHolders } from './model.js';
-import { gpuColorVar } from './gpu_palette.js';
+import { gpuColorVar } from '../lib/gpu_palette.js';
 
 // Holders listed on a card; the rest are counted.
 const kHolders = 3;
@@ -39,8 +39,9 @@ function fieldText(device, key, format) {
   return { text: format(v), title: '', value: v };
 }
 
-// "e8e4c437cd61 (docker)", "pod 3f1c9a2e", "slurm 88123" or "".
+// "team-a/train-7f9c", "e8e4c437cd61", "pod 3f1c9a2e", "slurm 88123" or "".
 function containerShort(p) {
+  if (p.podName) return `${p.namespace}/${p.podName}`;
   if (p.container) return p.container.slice(0, 12);
   if (p.pod) return `pod ${p.pod.slice(0, 8)}`;
   if (p.slurm) return `slurm ${p.slurm}`;

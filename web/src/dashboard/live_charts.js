@@ -1,5 +1,5 @@
 // The live charts: memory, utilization, temperature and power, for all GPUs or one, over a
-// window of 5 min to 30 d. One colour per GPU (gpu_palette.js); each chart's y axis has a
+// window of 5 min to 30 d. One colour per GPU (lib/gpu_palette.js); each chart's y axis has a
 // minimum span (thresholds.js) and dashed threshold lines (80 °C, 90 % of each total memory). A window is first filled from /api/v1/history (step chosen for at
 // most ~1000 points), then follows the stream; snapshots that arrive while history loads are
 // kept and added after it.
@@ -9,7 +9,7 @@ import { ChartGroup, observeWidth } from '../lib/chart_group.js';
 import { FloatingTip } from '../lib/floating_tip.js';
 import { makeTimeChart } from '../lib/time_chart.js';
 import { formatDuration } from '../lib/format.js';
-import { gpuColor, gpuDash, readGpuColors, readThresholdColor } from './gpu_palette.js';
+import { gpuColor, gpuDash, readGpuColors, readThresholdColor } from '../lib/gpu_palette.js';
 import { kThresholds, kTemperatureSpanC } from './thresholds.js';
 import { getJson } from './api.js';
 import { SampleStore, kMetrics, kRanges, stepFor } from './sample_store.js';

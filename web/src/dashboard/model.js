@@ -69,6 +69,10 @@ function normaliseProcess(p, gpu) {
     container: str(p.container_id),
     runtime: str(p.container_runtime),
     pod: str(p.pod_uid),
+    // Kubernetes names (the kubelet's), '' off Kubernetes.
+    podName: str(p.pod),
+    namespace: str(p.namespace),
+    containerName: str(p.container),
     slurm: str(p.slurm_job_id),
     gpuInstance: num(p.gpu_instance_id),
     memory: num(pick(f, 'process_used_memory_bytes', 'used_memory_bytes')),
@@ -153,14 +157,15 @@ export function normaliseSnapshot(raw) {
       timeToOom: num(l.time_to_oom_seconds),
       message: str(l.message),
     })),
-    // Diagnoses that stand now ({gpu, kind}); null when the server does not say (then the
-    // diagnosis events are weighed by what the snapshot shows: diagnosisHolds).
-    diagnoses: Array.isArray(raw.diagnoses) ? raw.diagnoses.map((x) => ({
+    // Diagnoses that stand now: {gpu, kind, severity, message, since, pid}.
+    diagnoses: (raw.diagnoses || []).map((x) => ({
       gpu: num(x.gpu),
-      kind: str(x.kind || x.source),
-      severity: x.severity ? normaliseSeverity(x.severity) : null,
-      message: str(x.message),
-    })) : null,
+      kind: str(x.kind),
+      severity: normaliseSeverity(x.severity),
+      message: str(x.message) || str(x.kind),
+      since: toUnixSeconds(x.since),
+      pid: num(x.pid),
+    })),
     preallocated: (raw.preallocated || []).map((x) => ({ gpu: num(x.gpu), pid: num(x.pid), bytes: num(x.bytes), share: num(x.share) })),
     reasonNames: raw.clock_event_reason_names || null,
   };
@@ -236,35 +241,13 @@ function starvedHolder(device) {
 }
 // A forecast of running out of memory sooner than this is critical.
 export const kUrgentOomSeconds = 3600;
-// The daemon says a diagnosis once, when it is made. Those whose condition the snapshot shows
-// stay on the card while it holds (the diagnoser's own thresholds, DiagnosisOptions); others for
-// kDiagnosisShownSeconds after they were made. Pre-allocation is the snapshot's `preallocated`.
-const kDiagnosisHolds = {
-  starved: (d) => starvedHolder(d) != null,
-  throttling: (d, names) => {
-    const r = decodeClockReasons(d.fields.clock_event_reasons, names);
-    return !!(r && r.throttled);
-  },
-  preallocation: () => false,
-};
-const kDiagnosisShownSeconds = 15 * 60;
-
-// Whether a diagnosis event (normalised) still applies to its GPU in this snapshot.
-export function diagnosisHolds(event, device, snapshot) {
-  if (!device || event.kind !== 'diagnosis' || event.gpu !== device.index) return false;
-  const holds = kDiagnosisHolds[event.source];
-  if (holds) return holds(device, snapshot.reasonNames);
-  const now = snapshot.time ?? Date.now() / 1000;
-  return event.time != null && now - event.time <= kDiagnosisShownSeconds;
-}
-
 const pct = (ratio) => `${Math.round(ratio * 100)} %`;
 
 // The status of one GPU: { level: 'ok'|'info'|'warning'|'stale'|'critical'|'lost', label: 'OK',
 // reasons: [{ level, text, kind: 'state'|'preallocation'|'diagnosis' }] (worst first) }. The worst reason wins. From the device's health, the
 // active alerts, leaks and out-of-memory forecasts, pre-allocations and diagnoses on it, and its
 // clocks, temperature and memory against the thresholds (kThresholds) where no alert says so yet.
-// context: { alerts, leaks, preallocated, diagnoses (diagnosis events that hold), reasonNames }.
+// context: { alerts, leaks, preallocated, diagnoses (the standing ones), reasonNames }.
 export function deviceStatus(device, context = {}) {
   const reasons = [];
   const add = (level, text, kind = 'state') => reasons.push({ level, text, kind });
@@ -322,31 +305,15 @@ export function topHolders(device, n = 3) {
   return { top: sorted.slice(0, n), more: Math.max(0, sorted.length - n) };
 }
 
-// What a standing diagnosis says when neither the snapshot nor an event has its words.
-const kStandingWords = {
-  starved: ['warning', 'GPU starved: utilization low for minutes while a process holds memory'],
-  throttling: ['info', 'clocks held down for over a minute'],
-};
-
-// The diagnoses that apply to a device now, as { source, severity, message }: the snapshot's
-// standing ones (worded by their newest event) when the server says them, and the events
-// diagnosisHolds keeps.
-function diagnosesOn(device, snapshot, events) {
-  const on = events.filter((e) => e.kind === 'diagnosis' && e.gpu === device.index);
-  const newest = (source) => on.filter((e) => e.source === source).sort((a, b) => (b.time ?? 0) - (a.time ?? 0))[0];
-  if (!snapshot.diagnoses) return on.filter((e) => diagnosisHolds(e, device, snapshot));
-  const out = snapshot.diagnoses.filter((x) => x.gpu === device.index).map((x) => {
-    const e = newest(x.kind);
-    const words = kStandingWords[x.kind] || ['warning', x.kind];
-    return { source: x.kind, severity: x.severity || (e && e.severity) || words[0], message: x.message || (e && e.message) || words[1] };
-  });
-  // Kinds the server does not stand for (a newer daemon's) count for a while after their event.
-  return out.concat(on.filter((e) => !kDiagnosisHolds[e.source] && diagnosisHolds(e, device, snapshot)));
+// The diagnoses that stand on a device now, as { source, severity, message }: the server's
+// (the snapshot's `diagnoses`, made and kept by the diagnoser in src/analysis/diagnoses).
+function diagnosesOn(device, snapshot) {
+  return snapshot.diagnoses.filter((x) => x.gpu === device.index)
+    .map((x) => ({ source: x.kind, severity: x.severity, message: x.message }));
 }
 
-// Every device's status in a snapshot (normalised), keyed by GPU index. events: normalised
-// diagnosis events (the newest of each GPU, source and pid; others are ignored).
-export function snapshotStatuses(snapshot, events = []) {
+// Every device's status in a snapshot (normalised), keyed by GPU index.
+export function snapshotStatuses(snapshot) {
   const out = new Map();
   for (const d of snapshot.devices) {
     const on = (x) => x.gpu === d.index;
@@ -354,12 +321,9 @@ export function snapshotStatuses(snapshot, events = []) {
       alerts: snapshot.alerts.filter(on),
       leaks: snapshot.leaks.filter(on),
       preallocated: (snapshot.preallocated || []).filter(on),
-      diagnoses: diagnosesOn(d, snapshot, events),
+      diagnoses: diagnosesOn(d, snapshot),
       reasonNames: snapshot.reasonNames,
     }));
   }
   return out;
 }
-
-// The key under which a newer diagnosis replaces an older one.
-export const diagnosisKey = (e) => `${e.gpu}|${e.source}|${e.pid}`;

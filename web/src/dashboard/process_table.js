@@ -7,6 +7,7 @@ import { formatBytes, formatPercent, formatValue, kNone } from '../lib/format.js
 import { setText } from './gpu_cards.js';
 
 function containerText(p) {
+  if (p.podName) return `${p.namespace}/${p.podName}`;
   if (p.container) return `${p.container.slice(0, 12)}${p.runtime ? ` (${p.runtime})` : ''}`;
   if (p.pod) return `pod ${p.pod.slice(0, 8)}`;
   if (p.slurm) return `slurm ${p.slurm}`;
@@ -15,6 +16,7 @@ function containerText(p) {
 
 function containerTitle(p) {
   return [
+    p.podName && `pod ${p.namespace}/${p.podName}, container ${p.containerName}`,
     p.container && `container ${p.container}${p.runtime ? ` (${p.runtime})` : ''}`,
     p.pod && `pod ${p.pod}`,
     p.slurm && `slurm job ${p.slurm}`,
@@ -71,7 +73,7 @@ export class ProcessTable {
         this.rows.set(p.key, row);
       }
       row.p = p;
-      row.haystack = `gpu ${p.gpu} ${p.pid} ${p.user} ${p.name} ${p.command} ${p.container} ${p.runtime} ${p.pod} ${p.slurm}`.toLowerCase();
+      row.haystack = `gpu ${p.gpu} ${p.pid} ${p.user} ${p.name} ${p.command} ${p.container} ${p.runtime} ${p.pod} ${p.namespace}/${p.podName} ${p.containerName} ${p.slurm}`.toLowerCase();
       kColumns.forEach((c, i) => setText(row.cells[i], c.text(p), c.title ? c.title(p) : ''));
     }
     for (const [key, row] of this.rows) {

@@ -2,7 +2,8 @@
 // Pure: no DOM. Chart ids are stable; the browser check names them in --expect-empty.
 
 import { kGiB, ellipsize, formatBytes } from '../lib/format.js';
-import { processStyle, seriesColor } from '../lib/palette.js';
+import { processStyle } from '../lib/palette.js';
+import { gpuColor, gpuDash } from '../lib/gpu_palette.js';
 
 const kNeutral = '#8c959f';
 
@@ -41,23 +42,22 @@ function deviceLabel(index, devices) {
   return d ? `GPU ${index}` : `GPU ${index} (unknown)`;
 }
 
-// Colour of a device: its position in the device list, so GPU n has one colour on every chart.
-export function deviceColorFn(devices) {
-  return (index) => {
-    const pos = devices.findIndex((d) => d.index === index);
-    return seriesColor(pos >= 0 ? pos : index);
-  };
+// Colour of a device by its index, from the page's GPU colours (lib/gpu_palette.js
+// readGpuColors): GPU n has one colour on every chart, and the one the live dashboard gives it.
+export function deviceColorFn(colors) {
+  return (index) => gpuColor(colors, index);
 }
 
 function deviceChart(data, id, title, unit, yRange, field, scale) {
   const n = data.t.length;
-  const color = deviceColorFn(data.devices || []);
+  const color = deviceColorFn(data.gpuColors);
   const series = (data.device_series || []).map((d) => {
     const values = clean(d[field], n);
     return {
       label: deviceLabel(d.index, data.devices),
       values: scale ? scale(values) : values,
       color: color(d.index),
+      dash: gpuDash(d.index),
       gpu: d.index,
       kind: 'gpu',
     };
@@ -69,7 +69,7 @@ function deviceChart(data, id, title, unit, yRange, field, scale) {
 function memoryPerGpu(data) {
   const spec = deviceChart(data, 'memory-gpu', 'Memory per GPU', 'GiB', 'zero', 'memory_used_bytes', toGiB);
   const n = data.t.length;
-  const color = deviceColorFn(data.devices || []);
+  const color = deviceColorFn(data.gpuColors);
   const devices = (data.devices || []).filter((d) => d.memory_total_bytes != null);
   const reference = (label, title, total, lineColor, gpu) => ({
     label, title, values: new Array(n).fill(total / kGiB), color: lineColor, dash: [6, 4], width: 1, reference: true, gpu, kind: 'reference',
@@ -94,7 +94,7 @@ function memoryPerGpu(data) {
 // for that process.
 function memoryPerProcess(data) {
   const n = data.t.length;
-  const color = deviceColorFn(data.devices || []);
+  const color = deviceColorFn(data.gpuColors);
   const processes = (data.process_series || [])
     .map((p, i) => ({ p, i }))
     .sort((a, b) => (b.p.job ? 1 : 0) - (a.p.job ? 1 : 0) || a.i - b.i)

@@ -7,7 +7,8 @@ import '../lib/theme.css';
 import './report.css';
 import { el } from '../lib/dom.js';
 import { readTheme, onColorSchemeChange, kSeverities } from '../lib/palette.js';
-import { buildChartSpecs, deviceColorFn } from './chart_specs.js';
+import { buildChartSpecs } from './chart_specs.js';
+import { readGpuColors, gpuColorVar } from '../lib/gpu_palette.js';
 import { ChartsSection } from './charts_section.js';
 import * as sections from './sections.js';
 
@@ -46,10 +47,12 @@ function fullRange(data) {
 function render(root, data) {
   const t = data.t || [];
   const annotations = normaliseAnnotations(data.annotations);
-  const specs = buildChartSpecs({ ...data, t });
+  // The GPU colours follow the colour scheme (lib/theme.css): the specs are made again when it
+  // changes.
+  const specsNow = () => buildChartSpecs({ ...data, t, gpuColors: readGpuColors() });
+  const specs = specsNow();
   const range = fullRange(data);
   const start = data.range && data.range.start != null ? data.range.start : range[0];
-  const colorOf = deviceColorFn(data.devices || []);
 
   const charts = new ChartsSection({ specs, t, annotations, start, fullRange: range });
   let selected = null;
@@ -70,7 +73,7 @@ function render(root, data) {
         : null,
       sections.header(data),
       el('div', { class: 'gw-overview' }, sections.summary(data),
-        el('div', { class: 'gw-side' }, sections.devices(data, colorOf), sections.environment(data))),
+        el('div', { class: 'gw-side' }, sections.devices(data, gpuColorVar), sections.environment(data))),
       charts.root,
       sections.events(data, annotations, onSelectEvent),
       sections.jobDetails(data),
@@ -78,11 +81,14 @@ function render(root, data) {
     ].filter(Boolean));
 
   charts.render(readTheme());
-  onColorSchemeChange(() => charts.render(readTheme()));
+  onColorSchemeChange(() => {
+    charts.specs = specsNow();
+    charts.render(readTheme());
+  });
 
   window.gpuwatchReport = {
     ready: true,
-    charts: specs.map((s) => ({
+    get charts() { return charts.specs.map((s) => ({
       id: s.id,
       title: s.title,
       series: s.dataSeries,
@@ -94,11 +100,9 @@ function render(root, data) {
         label: x.label, kind: x.kind || null, gpu: x.gpu == null ? null : x.gpu, pid: x.pid == null ? null : x.pid,
         color: x.color, dash: x.dash || null,
       })),
-    })),
+    })); },
     annotations: annotations.length,
     summaryRows: (data.summary || []).length,
-    // The colour of each GPU (by index), as the devices table shows it.
-    gpuColors: Object.fromEntries((data.devices || []).map((d) => [d.index, colorOf(d.index)])),
     // For tests: the visible x range of each drawn chart, and the whole run's.
     xRanges: () => charts.group.charts.map((u) => [u.scales.x.min, u.scales.x.max]),
     fullRange: range.slice(),

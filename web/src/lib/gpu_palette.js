@@ -1,11 +1,11 @@
-// The dashboard's GPU colours: one per GPU, the same on its card and in every chart. Eight
-// clearly different colours (a qualitative palette: every pair at least 27 apart in CIEDE2000
-// in either scheme, lib/palette.js's series colours 18; checked by
+// The GPU colours of every page: one per GPU, the same on the dashboard's cards and charts and
+// in the report. Eight clearly different colours (a qualitative palette: every pair at least 27
+// apart in CIEDE2000 in either scheme, lib/palette.js's series colours 18; checked by
 // tests/browser/dashboard_detail_checks.mjs), defined once as the CSS custom
-// properties --gw-gpu-0 ... --gw-gpu-7 in dashboard.css, light and dark. A ninth GPU and beyond
+// properties --gw-gpu-0 ... --gw-gpu-7 in lib/theme.css, light and dark. A ninth GPU and beyond
 // repeat the colours with a dashed line.
 
-import { seriesColor } from '../lib/palette.js';
+import { seriesColor } from './palette.js';
 
 export const kGpuColorCount = 8;
 
