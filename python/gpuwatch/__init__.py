@@ -21,11 +21,12 @@ from .leaks import LeakVerdict, check_leak
 from .report import JobSocket
 from .sampling import Event, Sampler, snapshot
 from .selection import Gpu, select
+from .sweep import sweep
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Collector", "Error", "Event", "Gpu", "InvalidArgument", "JobSocket", "LeakVerdict",
     "NotEnoughGpus", "NotFound", "PermissionDenied", "Sampler", "Unavailable", "check_leak",
-    "select", "snapshot",
+    "select", "snapshot", "sweep",
 ]

@@ -65,11 +65,17 @@ std::unique_ptr<Cli> BuildCli() {
   app.fallthrough();
   const CommonArgs& common = cli->common;
   cli->status = AddStatusCommand(app, common);
-  cli->runners = {AddQueryCommand(app, common),  AddDoctorCommand(app, common),
-                  AddWatchCommand(app, common),  AddRunCommand(app, common),
-                  AddReportCommand(app, common), AddServeCommand(app, common),
-                  AddSelectCommand(app, common), AddTopCommand(app, common),
-                  AddCompletionCommand(app),     AddManCommand(app)};
+  cli->runners = {AddQueryCommand(app, common),
+                  AddDoctorCommand(app, common),
+                  AddWatchCommand(app, common),
+                  AddRunCommand(app, common),
+                  AddSweepCommand(app, common),
+                  AddReportCommand(app, common),
+                  AddServeCommand(app, common),
+                  AddSelectCommand(app, common),
+                  AddTopCommand(app, common),
+                  AddCompletionCommand(app),
+                  AddManCommand(app)};
   cli->help_hints = ConfigureHelp(app);
   return cli;
 }
@@ -93,8 +99,9 @@ int ParseCli(Cli& cli, const std::vector<std::string>& argv) {
     const int code = cli.app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
   }
-  if (cli.common.command && !cli.common.command->empty() && !cli.app.got_subcommand("run")) {
-    std::cerr << "gpuwatch: only `gpuwatch run` takes a command after --\n";
+  if (cli.common.command && !cli.common.command->empty() && !cli.app.got_subcommand("run") &&
+      !cli.app.got_subcommand("sweep")) {
+    std::cerr << "gpuwatch: only `gpuwatch run` and `gpuwatch sweep` take a command after --\n";
     return kExitUsage;
   }
   return -1;

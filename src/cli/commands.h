@@ -20,6 +20,7 @@ Runner AddQueryCommand(CLI::App& app, const CommonArgs& common);
 Runner AddDoctorCommand(CLI::App& app, const CommonArgs& common);
 Runner AddWatchCommand(CLI::App& app, const CommonArgs& common);
 Runner AddRunCommand(CLI::App& app, const CommonArgs& common);
+Runner AddSweepCommand(CLI::App& app, const CommonArgs& common);
 Runner AddReportCommand(CLI::App& app, const CommonArgs& common);
 Runner AddServeCommand(CLI::App& app, const CommonArgs& common);
 Runner AddSelectCommand(CLI::App& app, const CommonArgs& common);

@@ -1,5 +1,6 @@
 #include "engine/child_process.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
 #include <spawn.h>
@@ -30,7 +31,8 @@ bool SetForeground(pid_t pgid) {
 }  // namespace
 
 Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
-                                         const std::map<std::string, std::string>& env) {
+                                         const std::map<std::string, std::string>& env,
+                                         const SpawnOptions& options) {
   if (argv.empty()) return Status::InvalidArgument("no command to run: give it after --");
   std::map<std::string, std::string> merged;
   for (char** e = environ; *e != nullptr; ++e) {
@@ -60,13 +62,21 @@ Result<ChildProcess> ChildProcess::Spawn(const std::vector<std::string>& argv,
   posix_spawnattr_setpgroup(&attr, 0);  // its own process group
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+  posix_spawn_file_actions_t files;
+  posix_spawn_file_actions_init(&files);
+  if (!options.output_path.empty()) {
+    posix_spawn_file_actions_addopen(&files, STDOUT_FILENO, options.output_path.c_str(),
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&files, STDOUT_FILENO, STDERR_FILENO);
+  }
   pid_t pid = -1;
-  const int rc = posix_spawnp(&pid, args[0], nullptr, &attr, args.data(), envp.data());
+  const int rc = posix_spawnp(&pid, args[0], &files, &attr, args.data(), envp.data());
+  posix_spawn_file_actions_destroy(&files);
   posix_spawnattr_destroy(&attr);
   if (rc != 0) {
     return Status::NotFound(fmt::format("cannot run {}: {}", argv[0], std::strerror(rc)));
   }
-  return ChildProcess(pid, SetForeground(pid));
+  return ChildProcess(pid, options.foreground && SetForeground(pid));
 }
 
 ChildProcess::ChildProcess(ChildProcess&& other) noexcept

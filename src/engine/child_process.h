@@ -14,11 +14,17 @@
 
 namespace gpuwatch::engine {
 
+struct SpawnOptions {
+  bool foreground = true;   // give it the terminal's foreground (when we own it)
+  std::string output_path;  // "" : inherit stdout and stderr; else both go to this file
+};
+
 class ChildProcess {
  public:
   // Starts argv[0] (searched on PATH) with the current environment plus `env`.
   static Result<ChildProcess> Spawn(const std::vector<std::string>& argv,
-                                    const std::map<std::string, std::string>& env);
+                                    const std::map<std::string, std::string>& env,
+                                    const SpawnOptions& options = {});
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
   ~ChildProcess();

@@ -180,7 +180,7 @@ TEST(Cli, OnlyRunTakesACommandAfterDashDash) {
   const CmdResult r = Gpuwatch("query " + kFixed + " --query-gpu=index -- ls -l");
   EXPECT_EQ(r.code, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "gpuwatch: only `gpuwatch run` takes a command after --\n");
+  EXPECT_EQ(r.err, "gpuwatch: only `gpuwatch run` and `gpuwatch sweep` take a command after --\n");
 }
 
 TEST(Cli, ControlCharactersOfProcessesNeverReachTheTerminal) {

@@ -47,65 +47,78 @@ bool BindPid(const ProcessSpec& p) {
   return true;
 }
 
-// The oldest running child of this process, 0 when there is none. /proc is
-// read at most every 200 ms (NVML is asked many times a sample).
-unsigned OldestChild() {
-  static std::mutex mu;
-  static std::chrono::steady_clock::time_point read_at;
-  static unsigned child = 0;
-  std::lock_guard<std::mutex> lock(mu);
-  const auto now = std::chrono::steady_clock::now();
-  if (read_at != std::chrono::steady_clock::time_point() &&
-      now - read_at < std::chrono::milliseconds(200)) {
-    return child;
-  }
-  read_at = now;
-  child = 0;
-  unsigned long long oldest = std::numeric_limits<unsigned long long>::max();
-  const std::string self = std::to_string(getpid());
-  std::error_code ec;
-  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
-    const std::string name = entry.path().filename().string();
-    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
-    std::ifstream in(entry.path() / "stat");
-    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    // pid (comm) state ppid ... starttime is field 22; comm may hold spaces.
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream fields(stat.substr(close + 2));
-    std::string state, ppid, skip;
-    fields >> state >> ppid;
-    if (ppid != self) continue;
-    for (int i = 5; i < 22 && fields >> skip;) ++i;
-    unsigned long long start = 0;
-    if (!(fields >> start) || state == "Z") continue;
-    if (start < oldest) {
-      oldest = start;
-      child = static_cast<unsigned>(std::stoul(name));
-    }
-  }
-  return child;
-}
+namespace {
 
-// Binds a `pid: child` process to the caller's oldest child; false while
-// there is none. A new child restarts the process's series at `t`.
+// Binds a `pid: child` process to the caller's oldest child that is not a
+// sweep's run (those have GPUWATCH_SWEEP_VALUE and bind to the expressions of
+// bs); false while there is none. A new child restarts the series at `t`.
 bool BindChild(const ProcessSpec& p, double t) {
-  const unsigned pid = OldestChild();
-  if (pid == 0) return false;
-  if (pid != p.pid) {
-    p.pid = pid;
+  const auto children = CallerChildren();
+  const auto child = std::find_if(children.begin(), children.end(),
+                                  [](const Child& c) { return !c.sweep_value; });
+  if (child == children.end()) return false;
+  if (child->pid != p.pid) {
+    p.pid = child->pid;
     p.bound_at_s = t;
   }
   return true;
 }
 
+// Listed at t by its time window and binding (sweep processes aside).
+bool Listed(const ProcessSpec& p, double t) {
+  if (t < p.start_s || (p.end_s && t >= *p.end_s)) return false;
+  if (!p.pid_file.empty() && !BindPid(p)) return false;
+  if (p.child_of_caller && !p.memory_of_bs && !BindChild(p, t)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<SweepBinding> BindSweep(const DeviceSpec& d, double t,
+                                    const std::vector<Child>& children) {
+  std::vector<SweepBinding> out;
+  std::vector<const Child*> eligible;
+  for (const Child& c : children) {
+    if (c.sweep_value && SeesDevice(c, d.index, d.uuid)) eligible.push_back(&c);
+  }
+  double left = d.memory_total_bytes - d.memory_overhead_bytes;
+  for (const ProcessSpec& p : d.processes) {
+    if (!p.memory_of_bs && Listed(p, t)) left -= ProcessMemoryBytes(p, t);
+  }
+  std::size_t k = 0;
+  for (const ProcessSpec& p : d.processes) {
+    if (!p.memory_of_bs || t < p.start_s || (p.end_s && t >= *p.end_s)) continue;
+    if (k >= eligible.size()) break;
+    const Child& c = *eligible[k++];
+    SweepBinding b{&p, c.pid, p.memory_of_bs->Evaluate(*c.sweep_value), 0};
+    b.granted_bytes = std::clamp(left, 0.0, b.wanted_bytes);
+    left -= b.granted_bytes;
+    out.push_back(b);
+  }
+  return out;
+}
+
 std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
                                                 const MigInstanceSpec* mig) {
   std::vector<const ProcessSpec*> out;
+  std::vector<SweepBinding> sweep;
+  if (std::any_of(d.processes.begin(), d.processes.end(),
+                  [](const ProcessSpec& p) { return p.memory_of_bs.has_value(); })) {
+    sweep = BindSweep(d, t, CallerChildren());
+  }
   for (const ProcessSpec& p : d.processes) {
-    if (t < p.start_s || (p.end_s && t >= *p.end_s)) continue;
-    if (!p.pid_file.empty() && !BindPid(p)) continue;
-    if (p.child_of_caller && !BindChild(p, t)) continue;
+    if (p.memory_of_bs) {
+      const auto b = std::find_if(sweep.begin(), sweep.end(),
+                                  [&p](const SweepBinding& s) { return s.spec == &p; });
+      if (b == sweep.end()) continue;
+      if (b->pid != p.pid) {
+        p.pid = b->pid;
+        p.bound_at_s = t;
+      }
+      p.bound_bytes = b->granted_bytes;
+    } else if (!Listed(p, t)) {
+      continue;
+    }
     if (mig != nullptr && (p.gi != mig->gi || p.ci.value_or(0) != mig->ci)) continue;
     out.push_back(&p);
   }
@@ -113,6 +126,7 @@ std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
 }
 
 double ProcessMemoryBytes(const ProcessSpec& p, double t) {
+  if (p.memory_of_bs) return p.bound_bytes;
   return p.memory_bytes.Evaluate(Age(p, t));
 }
 double ProcessSmUtil(const ProcessSpec& p, double t) { return p.sm_util.Evaluate(Age(p, t)); }

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "children.h"
 #include "fake_clock.h"
 #include "scenario.h"
 
@@ -17,6 +18,18 @@ std::vector<const ProcessSpec*> ActiveProcesses(const DeviceSpec& d, double t,
                                                 const MigInstanceSpec* mig = nullptr);
 
 double ProcessMemoryBytes(const ProcessSpec& p, double t);
+
+// The sweep processes of `d` (memory_of_bs) bound at t to `children`, which
+// are a caller's (ChildrenOf): in order, what each wants for its child's value
+// and what the device grants after the other processes and the ones before.
+struct SweepBinding {
+  const ProcessSpec* spec = nullptr;
+  unsigned pid = 0;
+  double wanted_bytes = 0;
+  double granted_bytes = 0;
+};
+std::vector<SweepBinding> BindSweep(const DeviceSpec& d, double t,
+                                    const std::vector<Child>& children);
 double ProcessSmUtil(const ProcessSpec& p, double t);
 
 // Used bytes of the device (or of one MIG instance).

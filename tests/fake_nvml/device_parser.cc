@@ -141,7 +141,18 @@ ProcessSpec ParseProcess(const YAML::Node& node, const std::string& where,
   p.start_s = r.Number("start", DurationSeconds, "a duration").value_or(0);
   p.end_s = r.Number("end", DurationSeconds, "a duration");
   const std::uint64_t seed = 0x70726f63ull ^ p.pid;
-  p.memory_bytes = r.SeriesAt("memory", seed, SizeBytes).value_or(Series());
+  const YAML::Node memory = r.Has("memory") ? r.Get("memory") : YAML::Node();
+  if (memory.IsScalar() && MemoryExpression::Mentions(memory.Scalar())) {
+    if (!p.child_of_caller) {
+      throw ScenarioError(memory.Mark(),
+                          "a memory expression of bs needs 'pid: child' in " + named);
+    }
+    std::string error;
+    p.memory_of_bs = MemoryExpression::Parse(memory.Scalar(), &error);
+    if (!p.memory_of_bs) throw ScenarioError(memory.Mark(), error + " in " + named);
+  } else {
+    p.memory_bytes = r.SeriesAt("memory", seed, SizeBytes).value_or(Series());
+  }
   p.memory_unavailable = r.Bool("memory_unavailable").value_or(false);
   p.sm_util = r.SeriesAt("sm_util", seed).value_or(Series());
   p.mem_util = r.SeriesAt("mem_util", seed).value_or(Series());
@@ -158,6 +169,7 @@ DeviceSpec ParseDevice(const YAML::Node& node, unsigned index) {
   const std::string where = "device " + std::to_string(index);
   MapReader d(node, where);
   DeviceSpec s = DefaultDevice(d.String("name").value_or("NVIDIA H200"), index);
+  s.index = index;
   const std::uint64_t seed = 0x646576ull * 1000 + index;
 
   if (auto v = d.String("uuid")) s.uuid = *v;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "memory_expression.h"
 #include "series.h"
 
 namespace gpuwatch::fake_nvml {
@@ -30,7 +31,14 @@ struct ProcessSpec {
   ProcessType type = ProcessType::kCompute;
   double start_s = 0;  // listed while start <= t < end
   std::optional<double> end_s;
-  Series memory_bytes;                           // evaluated at the process age t - start
+  Series memory_bytes;  // evaluated at the process age t - start
+  // `pid: child` with `memory` an expression of bs: bound to the callers's
+  // children that a sweep started (GPUWATCH_SWEEP_VALUE in their environment,
+  // this device in their CUDA_VISIBLE_DEVICES), the k-th such process of a
+  // device to the k-th oldest; listed with what the expression gives for
+  // their value, up to what the device has left (what it holds beyond is refused).
+  std::optional<MemoryExpression> memory_of_bs;
+  mutable double bound_bytes = 0;
   bool memory_unavailable = false;               // usedGpuMemory = NVML_VALUE_NOT_AVAILABLE
   Series sm_util, mem_util, enc_util, dec_util;  // percent, at the process age
   bool util_stale = false;                       // utilization sample stamped far in the past
@@ -73,6 +81,7 @@ struct ModelTraits {
 };
 
 struct DeviceSpec {
+  unsigned index = 0;  // position in the scenario (NVML's index)
   // Identity (static).
   std::string name, uuid, serial, pci_bus_id, vbios;
   unsigned pci_device_id = 0, pci_subsystem_id = 0;

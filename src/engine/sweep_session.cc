@@ -1,0 +1,133 @@
+#include "engine/sweep_session.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace gpuwatch::engine {
+namespace {
+
+using Mode = sweep::SweepResult::Mode;
+
+std::vector<sweep::Trial> Trials(const std::vector<sweep::RunRecord>& runs) {
+  std::vector<sweep::Trial> out;
+  for (const auto& r : runs) out.push_back({r.value, r.verdict});
+  return out;
+}
+
+// The memory a run measured: its processes' NVML memory, else (a container
+// where NVML lists no process) the device's growth over what was in use.
+double MeasuredBytes(const sweep::RunRecord& r, const sweep::SweepResult& s) {
+  if (r.PeakProcessBytes() > 0) return r.PeakProcessBytes();
+  return std::max(0.0, r.peak_device_bytes - (s.total_bytes - s.free_bytes));
+}
+
+}  // namespace
+
+void Conclude(const SweepPlan& plan, sweep::SweepResult& s) {
+  if (plan.mode == Mode::kConcurrency) {
+    std::vector<sweep::ConcurrencyLevel> levels;
+    for (const auto& r : s.runs) {
+      sweep::ConcurrencyLevel l;
+      l.copies = r.copies;
+      l.oom = r.verdict == sweep::RunVerdict::kOom;
+      l.failed = r.verdict == sweep::RunVerdict::kFailed;
+      for (const auto& c : r.copy) l.per_copy_throughput.push_back(c.throughput.value_or(0));
+      l.total_throughput = r.TotalThroughput();
+      l.peak_device_bytes = r.peak_device_bytes;
+      levels.push_back(l);
+    }
+    s.holds = sweep::JudgeConcurrency(levels);
+    return;
+  }
+  std::vector<sweep::MemoryPoint> points;
+  for (const auto& r : s.runs) {
+    if (r.verdict == sweep::RunVerdict::kFits) {
+      points.push_back({static_cast<double>(r.value), MeasuredBytes(r, s)});
+    }
+  }
+  auto fit = sweep::FitMemory(points);
+  if (fit) {
+    s.fit = *fit;
+    s.capacity = sweep::LargestFitting(*fit, s.free_bytes, plan.margin, plan.max_value);
+  } else {
+    s.fit_note = fit.error().message();
+  }
+  if (plan.mode == Mode::kSearch || plan.mode == Mode::kUntilOom) {
+    s.boundary = sweep::BoundaryOf(Trials(s.runs));
+    if (plan.mode == Mode::kSearch && s.boundary->found() && !plan.values.empty()) {
+      s.doubling_trials =
+          sweep::DoublingBisectionTrials(plan.values.front(), *s.boundary->largest_fit);
+    }
+    if (plan.mode == Mode::kUntilOom && !plan.values.empty()) s.configured = plan.values.front();
+  }
+}
+
+sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const SweepHooks& hooks) {
+  sweep::SweepResult s;
+  s.mode = plan.mode;
+  s.total_bytes = runner.total_bytes();
+  s.free_bytes = runner.free_bytes();
+  s.gpu_name = runner.gpu_name();
+  s.margin = plan.margin;
+  // One run; false when the sweep must stop (a failure, a signal).
+  const auto run = [&](long value, int copies) {
+    if (hooks.starting) hooks.starting(value, copies);
+    s.runs.push_back(runner.Run(value, copies, hooks.stop));
+    const sweep::RunRecord& r = s.runs.back();
+    if (hooks.progress) hooks.progress(r);
+    if (runner.interrupted() != 0) {
+      s.stopped = fmt::format("interrupted by signal {}", runner.interrupted());
+      return false;
+    }
+    if (r.verdict == sweep::RunVerdict::kFailed) {
+      s.stopped = fmt::format(
+          "{} failed for another reason than memory: {}",
+          r.copies > 1 ? fmt::format("{} copies", r.copies) : fmt::format("the run at {}", r.value),
+          r.reason);
+      return false;
+    }
+    return true;
+  };
+  if (plan.mode == Mode::kConcurrency) {
+    const long value = plan.values.empty() ? 0 : plan.values.front();
+    for (int copies : plan.concurrency) {
+      if (!run(value, copies)) break;
+      if (s.runs.back().verdict == sweep::RunVerdict::kOom) break;  // more copies need more
+    }
+    Conclude(plan, s);
+    return s;
+  }
+  bool go_on = true;
+  for (long v : plan.values) {
+    if (!(go_on = run(v, 1))) break;
+    // Larger values need more memory: after an out-of-memory only --search
+    // goes on, below it.
+    if (s.runs.back().verdict == sweep::RunVerdict::kOom && plan.mode != Mode::kSearch) break;
+  }
+  while (go_on && (plan.mode == Mode::kSearch || plan.mode == Mode::kUntilOom) &&
+         static_cast<int>(s.runs.size()) < plan.max_trials) {
+    std::optional<long> next;
+    if (plan.mode == Mode::kUntilOom) {
+      next = sweep::NextUntilOom(Trials(s.runs), plan.max_value);
+    } else {
+      sweep::SweepResult probe = s;
+      SweepPlan at_capacity = plan;
+      at_capacity.margin = 0;  // the boundary is where memory runs out
+      Conclude(at_capacity, probe);
+      const std::optional<long> predicted =
+          probe.capacity ? probe.capacity->largest : std::optional<long>();
+      next = sweep::NextSearchValue(Trials(s.runs), predicted, plan.max_value);
+    }
+    if (!next) break;
+    go_on = run(*next, 1);
+  }
+  if (go_on && static_cast<int>(s.runs.size()) >= plan.max_trials && plan.mode != Mode::kValues &&
+      !sweep::BoundaryOf(Trials(s.runs)).found()) {
+    s.stopped = fmt::format("--max-trials {} reached", plan.max_trials);
+  }
+  Conclude(plan, s);
+  return s;
+}
+
+}  // namespace gpuwatch::engine

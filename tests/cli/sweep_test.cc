@@ -1,0 +1,209 @@
+// `gpuwatch sweep` end to end on the fake NVML: scenarios/sweep.yaml binds
+// each run of gpuwatch-demo-trainer to a process of 2 GiB + 48 MiB per
+// sample, refused beyond the H200's memory, so the fit, the search, the
+// out-of-memory boundary, concurrency and the bad inputs are tested without
+// a GPU.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "cli_util.h"
+
+namespace {
+namespace fs = std::filesystem;
+using gpuwatch::testing::Slurp;
+
+class Sweep : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("gw-sweep-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  struct Out {
+    int code = -1;
+    std::string out, err;
+  };
+  // `source`: --scenario FILE or --demo.
+  Out Run(const std::string& options, const std::string& trainer_args = "--batch {bs}",
+          const std::string& source = std::string("--scenario ") + GPUWATCH_SOURCE_DIR +
+                                      "/scenarios/sweep.yaml") const {
+    const std::string bin = GPUWATCH_BINARY_DIR;
+    const std::string cmd = "cd " + dir_.string() + " && env -u GPUWATCH_FAKE_TIME " +
+                            "GPUWATCH_RUNTIME_DIR=" + dir_.string() + " " + bin +
+                            "/gpuwatch sweep " + source + " " +
+                            (options.find("--steps") == std::string::npos ? "--steps 5 " : "") +
+                            options + " -- " + bin + "/gpuwatch-demo-trainer " + trainer_args +
+                            " >" + (dir_ / "out").string() + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir_ / "out"), Slurp(dir_ / "err")};
+  }
+  nlohmann::json Json(const Out& r) const { return nlohmann::json::parse(r.out); }
+  fs::path dir_;
+};
+
+constexpr double kMiB = 1024.0 * 1024;
+constexpr double kGiB = 1024 * kMiB;
+
+TEST_F(Sweep, ValuesGiveALinearFitAndTheLargestBatchUnderTheMargin) {
+  const Out r = Run("--values 8,16,32,64 --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  EXPECT_EQ(j["schema"], "gpuwatch.sweep/1");
+  ASSERT_EQ(j["runs"].size(), 4u);
+  for (const auto& run : j["runs"]) {
+    EXPECT_EQ(run["result"], "fits") << run.dump();
+    const double v = run["value"].get<double>();
+    EXPECT_EQ(run["peak_process_memory_bytes"].get<double>(), 2 * kGiB + 48 * kMiB * v);
+    EXPECT_GE(run["per_copy"][0]["steps"].get<int>(), 5);
+    EXPECT_GT(run["per_copy"][0]["framework_reserved_bytes"].get<double>(), 0);
+  }
+  EXPECT_EQ(j["fit"]["verdict"], "linear");
+  EXPECT_NEAR(j["fit"]["b_bytes_per_value"].get<double>(), 48 * kMiB, 1);
+  // (0.9 * free - 2 GiB) / 48 MiB.
+  const double free = j["free_memory_bytes"].get<double>();
+  EXPECT_EQ(j["largest_fitting"]["value"].get<long>(),
+            static_cast<long>((0.9 * free - 2 * kGiB) / (48 * kMiB)));
+  EXPECT_NE(r.err.find("bs 8: fits"), std::string::npos) << "progress on stderr: " << r.err;
+}
+
+TEST_F(Sweep, TheTableNamesTheVerdictAndTheLargestBatch) {
+  const Out r = Run("--values 8,16,32 --margin 20%");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("DEMO gpuwatch sweep:"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("memory: linear: 2.00 GiB + 48.00 MiB*bs"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("less 20 %"), std::string::npos) << r.out;
+}
+
+TEST_F(Sweep, SearchFindsTheExactBoundaryInFewerTrialsThanDoubling) {
+  const Out r = Run("--values 8,16,32 --search --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
+  const double free = j["free_memory_bytes"].get<double>();
+  const long boundary = static_cast<long>((free - 2 * kGiB) / (48 * kMiB));
+  EXPECT_EQ(j["boundary"]["largest_fit"].get<long>(), boundary);
+  EXPECT_EQ(j["boundary"]["smallest_oom"].get<long>(), boundary + 1);
+  EXPECT_EQ(j["runs"].back()["result"], "oom");
+  EXPECT_LT(j["boundary"]["trials"].get<int>(),
+            j["boundary"]["doubling_bisection_trials"].get<int>());
+}
+
+TEST_F(Sweep, UntilOomDoublesToTheFirstFailureAndSaysSoFromStderr) {
+  const Out r = Run("--values 400 --until-oom --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  EXPECT_EQ(j["boundary"]["largest_fit"], 1600);
+  EXPECT_EQ(j["boundary"]["smallest_oom"], 3200);
+  EXPECT_EQ(j["boundary"]["configured"], 400);
+  const auto& last = j["runs"].back();
+  EXPECT_EQ(last["result"], "oom");
+  EXPECT_NE(last["reason"].get<std::string>().find("CUDA out of memory"), std::string::npos);
+}
+
+TEST_F(Sweep, ConcurrencyStopsWhereTotalThroughputStopsGrowing) {
+  const Out r =
+      Run("--values 500 --concurrency 1,2,3 --steps 20 --json -", "--batch {bs} --saturate 2");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][2]["per_copy"].size(), 3u);
+  EXPECT_EQ(j["concurrency"]["holds"], 2) << j["concurrency"].dump();
+  EXPECT_NE(j["concurrency"]["reason"].get<std::string>().find("stops growing"), std::string::npos);
+}
+
+TEST_F(Sweep, ConcurrencyEndsWhereMemoryRunsOut) {
+  const Out r = Run("--values 1000 --concurrency 1,2,3,4");
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("this GPU holds 2 of these jobs: memory runs out at 3 copies"),
+            std::string::npos)
+      << r.out;
+}
+
+TEST_F(Sweep, AJobFailingForAnotherReasonStopsTheSweep) {
+  const Out r = Run("--values 8,16", "--batch {bs} --fail");
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.err.find("failed for another reason than memory: exit status 3"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("the data loader found no files"), std::string::npos)
+      << "the job's own words: " << r.err;
+  EXPECT_EQ(r.out.find("     16 "), std::string::npos) << "16 was not run: " << r.out;
+}
+
+// The demo fleet: the least busy GPU is the idle L40S, GPU 7, whose plain
+// `pid: child` (the job of `run --demo`) must not bind to a sweep's runs.
+TEST_F(Sweep, OnTheDemoFleetItLeasesTheIdleGpuAndFindsItsBoundary) {
+  const Out r = Run("--values 8,16,32 --search --json -", "--batch {bs}", "--demo");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  EXPECT_TRUE(j["demo"].get<bool>());
+  EXPECT_EQ(j["gpu"], 7);
+  EXPECT_EQ(j["gpu_name"], "NVIDIA L40S");
+  for (const auto& run : j["runs"]) {
+    if (run["result"] != "fits") continue;
+    const double v = run["value"].get<double>();
+    EXPECT_EQ(run["peak_process_memory_bytes"].get<double>(), 2 * kGiB + 48 * kMiB * v);
+    EXPECT_EQ(run["peak_device_memory_bytes"].get<double>(), 2 * kGiB + 48 * kMiB * v)
+        << "only the sweep's run is on the GPU: " << run.dump();
+  }
+  ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
+  const double free = j["free_memory_bytes"].get<double>();
+  const long boundary = static_cast<long>((free - 2 * kGiB) / (48 * kMiB));
+  EXPECT_EQ(j["boundary"]["largest_fit"].get<long>(), boundary);
+  EXPECT_EQ(j["boundary"]["smallest_oom"].get<long>(), boundary + 1);
+}
+
+TEST_F(Sweep, OnTheDemoFleetUntilOomAndConcurrencyWork) {
+  const Out oom = Run("--values 100 --until-oom --json -", "--batch {bs}", "--demo");
+  ASSERT_EQ(oom.code, 0) << oom.err;
+  EXPECT_EQ(Json(oom)["boundary"]["largest_fit"], 800);
+  EXPECT_EQ(Json(oom)["boundary"]["smallest_oom"], 1600);
+  const Out conc = Run("--values 200 --concurrency 1,2,3 --steps 20 --json -",
+                       "--batch {bs} --saturate 2", "--demo");
+  ASSERT_EQ(conc.code, 0) << conc.err;
+  const auto j = Json(conc);
+  ASSERT_EQ(j["runs"].size(), 3u);
+  EXPECT_EQ(j["runs"][2]["per_copy"].size(), 3u);
+  EXPECT_EQ(j["concurrency"]["holds"], 2) << j["concurrency"].dump();
+}
+
+TEST_F(Sweep, OnTheDemoFleetAnotherGpuCanBeNamed) {
+  const Out r = Run("--gpus 4 --values 8,16 --json -", "--batch {bs}", "--demo");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  EXPECT_EQ(j["gpu"], 4);
+  ASSERT_EQ(j["runs"].size(), 2u);
+  EXPECT_EQ(j["runs"][1]["peak_process_memory_bytes"].get<double>(), 2 * kGiB + 48 * kMiB * 16);
+}
+
+TEST_F(Sweep, BadInputIsRefusedNamingTheProblem) {
+  struct Case {
+    std::string options, trainer, message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {"--values 8,x,32", "--batch {bs}", "item 2 (\"x\") is not a whole number"},
+           {"--values 8,0", "--batch {bs}", "item 2 (\"0\") is not a whole number"},
+           {"--values -4", "--batch {bs}", "is not a whole number"},
+           {"--values 8,16", "--batch 8", "the command has no {bs}"},
+           {"--search --until-oom", "--batch {bs}", "choose one of"},
+           {"--concurrency 1,2", "--batch {bs}", "give --values N"},
+           {"--values 8,16 --concurrency 1,2", "--batch {bs}", "at one value"},
+           {"--values 8 --concurrency 2,1", "--batch {bs}", "increasing order"},
+           {"--margin 150%", "--batch {bs}", "--margin \"150%\""},
+           {"--gpus auto:2", "--batch {bs}", "one GPU"},
+           {"--gpus 5", "--batch {bs}", "there is no GPU 5"},
+       }) {
+    const Out r = Run(c.options, c.trainer);
+    EXPECT_EQ(r.code, 2) << c.options << ": " << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.options << ": " << r.err;
+  }
+}
+
+}  // namespace
