@@ -6,31 +6,45 @@
 links    every relative Markdown link of a tracked .md file names a file of the repository, and
          nothing tracked points outside it (the workspace's ../shared is not in a clone)
 select   the outputs docs/select.md shows for the demo fleet are what `gpuwatch --demo select` prints
-outputs  every output block of README.md and the docs listed in OUTPUT_DOCS is either produced
-         here or declared a recording of real hardware, by the comment on the line before it:
+outputs  every output block of the docs listed in OUTPUT_DOCS is either produced here or declared
+         not reproducible here, by the comment on the line before it:
            <!-- output: COMMANDS -->   COMMANDS run by sh in an empty directory, `gpuwatch` on
-                                       PATH, TZ=UTC, GPUWATCH_FAKE_TIME=3600 (demo values frozen);
-                                       stdout and stderr together must be the block. A first
-                                       block line "$ CMD" must be COMMANDS or a part of them; a
-                                       line "..." stands for any lines; clock times and dates
-                                       match any; this machine's hostname reads as node1.
-                                       COMMANDS that start with `echo ` print the block's "$ CMD"
+                                       PATH, TZ=UTC, GPUWATCH_FAKE_TIME=3600 (demo values frozen),
+                                       GPUWATCH_RUNTIME_DIR in that directory (no lease of this
+                                       machine's); stdout and stderr together must be the block.
+                                       A first block line "$ CMD" must be COMMANDS or a part of
+                                       them; a line "..." stands for any lines; clock times and
+                                       dates match any; this machine's hostname reads as node1,
+                                       the user who runs the test as root. COMMANDS that echo a
+                                       "$ CMD" line (`echo '$ ...'`) print the block's "$ CMD"
                                        lines themselves (a transcript of several commands).
+                                       `gw_serve ARGS` starts `gpuwatch serve ARGS` in the
+                                       background on a free port and returns once it answers
+                                       /readyz, its address in $GW (which reads as
+                                       127.0.0.1:9835 in the output); `gw_stop` stops it. What
+                                       COMMANDS leave running in their session is killed when
+                                       they end.
            <!-- output, any numbers: COMMANDS -->   the same, for outputs of a clock that runs
-                                       (`env -u GPUWATCH_FAKE_TIME`): every number matches any
-                                       number, a meter (█▉…░) any meter.
-           <!-- recorded: DOC -->      real hardware (an H200): not reproducible here; DOC, the
+                                       (`env -u GPUWATCH_FAKE_TIME`) or with pids: every number
+                                       (with its size unit: 988M, 1.2G) matches any number, a
+                                       meter or sparkline (█▉…░, ▁…▇) any other, runs of spaces
+                                       any run.
+           <!-- recorded: DOC -->      not reproducible here: real hardware (an H200), or the
+                                       Python package, which this build does not make; DOC, the
                                        file that says how it was recorded, must exist.
            <!-- not output -->         a diagram, a file's content, an example to copy.
          `docs_test.py SRC GPUWATCH outputs --update` rewrites the produced blocks that have no
          "..." with what the commands print now.
 """
 import os
+import pwd
 import re
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 SRC, BIN, CASE = sys.argv[1], sys.argv[2], sys.argv[3]
 LINK = re.compile(r"\]\(([^)\s#]+)(?:#[^)]*)?\)")
@@ -86,15 +100,22 @@ def case_select():
     return bad
 
 
-# The files whose every bare ``` block must carry one of the three comments. The records of
-# measurements (docs/BENCHMARKS.md, docs/real-gpu.md, docs/leaks.md) are records by nature.
-OUTPUT_DOCS = ["README.md", "docs/outputs.md"]
+# The files a user reads for outputs: every bare ``` block must carry one of the comments. The
+# records of measurements (docs/BENCHMARKS.md, docs/real-gpu.md, docs/leaks.md) are records by
+# nature; docs/architecture.md holds one diagram.
+OUTPUT_DOCS = ["README.md", "docs/outputs.md", "docs/run.md", "docs/python.md", "docs/top.md",
+               "docs/rules.md", "docs/metrics.md", "docs/select.md", "docs/serve.md",
+               "docs/API.md", "docs/cli.md", "docs/json.md", "docs/report.md",
+               "docs/scenarios.md", "docs/host-attribution.md", "docs/deploy.md",
+               "docs/history.md"]
 MARK = re.compile(r"^<!--\s*(output, any numbers|output|recorded|not output)\s*(?::\s*(.*?))?"
                   r"\s*-->\s*$")
-NUMBER = re.compile(r"\d+(?:\.\d+)?")
-METER = re.compile(r"[█▉▊▋▌▍▎▏▒░]+")
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[kKMGTP]i?B?)?")  # with a size unit: 988M, then 1.2G
+METER = re.compile(r"[█▉▊▋▌▍▎▏▒░▁▂▃▄▅▆▇]+")  # bars and sparklines
 TIME = re.compile(r"\b\d\d:\d\d:\d\d(?:\.\d+)?\b")
 DATE = re.compile(r"\b\d{4}-\d\d-\d\d\b")
+# COMMANDS that print their "$ CMD" lines themselves: `echo '$ ...'` as one of their commands.
+TRANSCRIPT = re.compile(r"(?:^|[;&|]|\bdo|\bthen)\s*echo ['\"]\\?\$ ")
 
 
 def blocks(text):
@@ -118,16 +139,87 @@ def blocks(text):
     return lines, out
 
 
+# Defined for every COMMANDS: a daemon in the background on a free port, never 9835 (a real
+# one may listen there), polled until it answers /readyz instead of a sleep that can lose a race.
+SERVE = r"""
+gw_serve() {
+  : >serve.log
+  gpuwatch serve --listen 127.0.0.1:0 "$@" >>serve.log 2>&1 &
+  echo $! >>.gw-serve-pids
+  GW=; n=0
+  while [ $n -lt 600 ]; do
+    GW=$(sed -n 's|^gpuwatch serve: listening on http://\([^/]*\)/.*|\1|p' serve.log | head -n 1)
+    if [ -n "$GW" ] && curl -sf "$GW/readyz" >/dev/null 2>&1; then echo "$GW" >.gw-address; return 0; fi
+    kill -0 $! 2>/dev/null || break
+    sleep 0.1; n=$((n + 1))
+  done
+  echo "gw_serve: the daemon did not become ready:"; cat serve.log; return 1
+}
+gw_stop() {
+  for p in $(cat .gw-serve-pids); do kill $p 2>/dev/null; wait $p 2>/dev/null; done; : >.gw-serve-pids
+}
+"""
+
+
+def alive(group):
+    """Whether a process of the group still runs (a zombie waiting for its reaper does not)."""
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open("/proc/%s/stat" % pid) as f:
+                state, _, pgrp = f.read().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError, ValueError):
+            continue
+        if int(pgrp) == group and state != "Z":
+            return True
+    return False
+
+
+def stop(group):
+    """Ends what is left of a process group: SIGTERM (a daemon then says it stops), SIGKILL 10 s
+    later."""
+    for sig, grace in ((signal.SIGTERM, 10.0), (signal.SIGKILL, 5.0)):
+        try:
+            os.killpg(group, sig)
+        except ProcessLookupError:
+            return
+        for _ in range(int(grace * 20)):
+            if not alive(group):
+                return
+            time.sleep(0.05)
+
+
 def produce(commands):
     env = dict(os.environ, TZ="UTC", GPUWATCH_FAKE_TIME="3600", NO_COLOR="1", LC_ALL="C.UTF-8",
                PATH=os.path.dirname(os.path.abspath(BIN)) + os.pathsep + os.environ["PATH"],
                SRC=SRC)
-    env.pop("GPUWATCH_SOCKET", None)
+    for name in ("GPUWATCH_SOCKET", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER"):
+        env.pop(name, None)
     with tempfile.TemporaryDirectory(prefix="gw-docs-") as work:
-        r = subprocess.run(["sh", "-c", commands], cwd=work, env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True, timeout=90)
+        env["GPUWATCH_RUNTIME_DIR"] = os.path.join(work, "runtime")  # this machine's leases: none
+        # Output to a file, not a pipe, and in a session of its own: a process the commands
+        # leave in the background can neither hold the test up nor outlive it.
+        with tempfile.TemporaryFile(mode="w+", encoding="utf-8", errors="replace") as out:
+            p = subprocess.Popen(["sh", "-c", SERVE + commands], cwd=work, env=env, stdout=out,
+                                 stderr=subprocess.STDOUT, start_new_session=True)
+            late = ""
+            try:
+                p.wait(timeout=90)
+            except subprocess.TimeoutExpired:
+                late = "\n(docs_test: still running after 90 s; stopped)"
+                os.killpg(p.pid, signal.SIGTERM)
+            p.wait()
+            stop(p.pid)
+            out.seek(0)
+            text = out.read() + late
+        address = os.path.join(work, ".gw-address")
+        if os.path.exists(address):  # the daemon's free port reads as the default one
+            for a in open(address).read().split():
+                text = text.replace(a, "127.0.0.1:9835")
     host = re.escape(socket.gethostname())
-    text = re.sub(r"(?<![\w.-])%s(?![\w.-])" % host, "node1", r.stdout)
+    text = re.sub(r"(?<![\w.-])%s(?![\w.-])" % host, "node1", text)
+    user = re.escape(pwd.getpwuid(os.getuid()).pw_name)  # a lease's holder, a waiting job's
+    text = re.sub(r'(?<=user": ")%s(?=")|(?<=user=")%s(?=")|(?<=\()%s(?=: )' % (user, user, user),
+                  "root", text)
     return [l.rstrip() for l in text.rstrip("\n").split("\n")]
 
 
@@ -159,7 +251,8 @@ def case_outputs(update=False):
                 produced += 1
                 shown = [l.rstrip() for l in lines[first:end]]
                 actual = produce(arg)
-                if shown and shown[0].startswith("$ ") and not arg.startswith("echo "):
+                transcript = TRANSCRIPT.search(arg) is not None
+                if shown and shown[0].startswith("$ ") and not transcript:
                     if shown[0][2:] not in arg:
                         bad.append("%s: the block shows `%s` but the comment runs `%s`"
                                    % (where, shown[0][2:], arg))
@@ -167,8 +260,7 @@ def case_outputs(update=False):
                 if matches(shown, actual, kind == "output, any numbers"):
                     continue
                 if update and not any(l.strip() == "..." for l in shown):
-                    head = ([lines[first]] if lines[first].startswith("$ ") and not
-                            arg.startswith("echo ") else [])
+                    head = [lines[first]] if lines[first].startswith("$ ") and not transcript else []
                     lines[first:end] = head + actual
                     continue
                 bad.append("%s: `%s` prints (--update rewrites a block without \"...\"):\n%s"
