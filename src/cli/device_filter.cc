@@ -5,15 +5,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
+
 namespace gpuwatch::cli {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return out;
-}
 
 bool AllDigits(std::string_view s) {
   return !s.empty() &&
@@ -43,10 +38,11 @@ Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snap
       }
       const Reading& uuid = f[FieldId::kUuid];
       const Reading& bus = f[FieldId::kPciBusId];
-      const std::string want = Lower(item);
-      if (uuid.is_text() && Lower(uuid.text()).starts_with(want))
+      const std::string want = AsciiLower(item);
+      if (uuid.is_text() && AsciiLower(uuid.text()).starts_with(want))
         matches.push_back(i);
-      else if (bus.is_text() && (Lower(bus.text()) == want || Lower(bus.text()).ends_with(want)))
+      else if (bus.is_text() &&
+               (AsciiLower(bus.text()) == want || AsciiLower(bus.text()).ends_with(want)))
         matches.push_back(i);
     }
     if (matches.empty()) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/ascii.h"
+
 namespace gpuwatch::cli {
 namespace {
 
@@ -17,10 +19,7 @@ std::vector<std::string> Split(std::string_view text, char separator) {
 }
 
 bool Contains(std::string_view text, std::string_view word) {
-  std::string lower(text);
-  std::transform(lower.begin(), lower.end(), lower.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return lower.find(word) != std::string::npos;
+  return AsciiLower(text).find(word) != std::string::npos;
 }
 
 }  // namespace

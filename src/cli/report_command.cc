@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <set>
 
@@ -13,8 +14,10 @@
 #include "analysis/job/job_summary.h"
 #include "backends/replay/replay_backend.h"
 #include "cli/commands.h"
+#include "core/text_file.h"
 #include "report/report_html.h"
 #include "report/report_recorder.h"
+#include "report/sweep_report.h"
 #include "sampler/collect.h"
 
 namespace gpuwatch::cli {
@@ -34,6 +37,51 @@ std::string DefaultOutput(const std::string& source) {
   return out.string();
 }
 
+// A sweep's document (`sweep --json FILE`, pretty-printed: its first line is
+// "{") rather than a recording (JSON Lines: one whole object a line, or
+// SQLite): nullopt for a recording.
+std::optional<Result<nlohmann::json>> SweepDocument(const std::string& path) {
+  std::ifstream in(path);
+  std::string first;
+  if (!in || !std::getline(in, first)) return std::nullopt;
+  const auto begin = first.find_first_not_of(" \t\r");
+  const auto end = first.find_last_not_of(" \t\r");
+  const bool opening = begin != std::string::npos && first.substr(begin, end - begin + 1) == "{";
+  if (!opening) {
+    const auto one = nlohmann::json::parse(first, nullptr, /*allow_exceptions=*/false);
+    if (!report::IsSweepDocument(one)) return std::nullopt;
+  }
+  auto text = ReadTextFile(path, std::size_t{256} << 20);
+  if (!text) return Result<nlohmann::json>(text.error());
+  try {
+    return Result<nlohmann::json>(nlohmann::json::parse(*text));
+  } catch (const nlohmann::json::parse_error& e) {
+    return Result<nlohmann::json>(Status::InvalidArgument(fmt::format(
+        "{}: not a sweep's JSON (gpuwatch sweep --json) nor a recording: at byte {}: {}", path,
+        e.byte, e.what())));
+  }
+}
+
+// The sweep's page from its document.
+int RunSweepReport(const ReportArgs& args, const Result<nlohmann::json>& doc) {
+  if (!doc) {
+    std::cerr << "gpuwatch report: " << doc.error().message() << "\n";
+    return kExitUsage;
+  }
+  auto page = report::RenderSweepHtml(*doc, args.source, args.title);
+  if (!page) {
+    std::cerr << "gpuwatch report: " << page.error().message() << "\n";
+    return ExitStatusFor(page.error());
+  }
+  if (Status s = report::WriteFileAtomically(args.output, *page); !s.ok()) {
+    std::cerr << "gpuwatch report: " << s.message() << "\n";
+    return kExitFailure;
+  }
+  std::cerr << fmt::format("gpuwatch report: wrote {} (a sweep of {} run{})\n", args.output,
+                           (*doc)["runs"].size(), (*doc)["runs"].size() == 1 ? "" : "s");
+  return kExitOk;
+}
+
 int RunReport(const CommonArgs& common, ReportArgs args) {
   if (args.output.empty()) args.output = DefaultOutput(args.source);
   if (common.demo || !common.scenario.empty() || !common.replay.empty()) {
@@ -49,6 +97,7 @@ int RunReport(const CommonArgs& common, ReportArgs args) {
     std::cerr << "gpuwatch report: -o: " << s.message() << "\n";
     return kExitUsage;
   }
+  if (auto sweep = SweepDocument(args.source)) return RunSweepReport(args, *sweep);
   auto opened = replay::ReplayBackend::Open({args.source, /*speed=*/0});
   if (!opened) {
     std::cerr << "gpuwatch report: " << opened.error().message() << "\n";
@@ -130,8 +179,11 @@ int RunReport(const CommonArgs& common, ReportArgs args) {
 Runner AddReportCommand(CLI::App& app, const CommonArgs& common) {
   auto args = std::make_shared<ReportArgs>();
   CLI::App* r = app.add_subcommand(
-      "report", "Write the HTML job report from a recording (--jsonl file or --db history)");
-  r->add_option("source", args->source, "The recording: a JSON Lines file or a SQLite history")
+      "report",
+      "Write the HTML job report from a recording (--jsonl file or --db history), or a "
+      "sweep's page from its --json");
+  r->add_option("source", args->source,
+                "The recording: a JSON Lines file or a SQLite history; or a sweep's JSON")
       ->required();
   r->add_option("-o,--output", args->output,
                 "The HTML file to write (one self-contained file; default: SOURCE with .html for "

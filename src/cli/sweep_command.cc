@@ -24,6 +24,8 @@
 #include "engine/signals.h"
 #include "engine/sweep_session.h"
 #include "gpuwatch/units.h"
+#include "report/report_html.h"
+#include "report/sweep_report.h"
 
 namespace gpuwatch::cli {
 namespace {
@@ -44,6 +46,7 @@ struct SweepArgs {
   std::string gpus = "auto:1";
   ClaimOptions claim;
   std::string json;
+  std::string report;  // the HTML page
   bool quiet = false;
   std::vector<std::string> command;
 };
@@ -192,6 +195,15 @@ int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
       return Usage(fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
     }
   }
+  if (!args.report.empty()) {
+    if (Status s = report::CheckCanRender(); !s.ok()) {
+      std::cerr << "gpuwatch sweep: " << s.message() << "\n";
+      return kExitFailure;
+    }
+    if (Status s = report::CheckWritable(args.report); !s.ok()) {
+      return Usage("--report: " + s.message());
+    }
+  }
   auto auto_count = AutoCount(args.gpus);
   if (!auto_count) return Usage(auto_count.error().message());
   if (*auto_count && **auto_count != 1) {
@@ -258,7 +270,8 @@ int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
   result.command = args.command;
   result.gpu = run.gpu;
   result.demo = demo;
-  const std::string doc = sweep::SweepToJson(result).dump(2) + "\n";
+  const nlohmann::json document = sweep::SweepToJson(result);
+  const std::string doc = document.dump(2) + "\n";
   if (args.json == "-") {
     std::cout << doc;
   } else {
@@ -272,6 +285,15 @@ int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
                   << c.output_tail << (c.output_tail.back() == '\n' ? "" : "\n");
       }
     }
+  }
+  if (!args.report.empty()) {
+    auto page = report::RenderSweepHtml(document, "the sweep", "");
+    Status written = page ? report::WriteFileAtomically(args.report, *page) : page.error();
+    if (!written.ok()) {
+      std::cerr << "gpuwatch sweep: --report: " << written.message() << "\n";
+      return kExitFailure;
+    }
+    if (!args.quiet) terminal.Line("wrote " + args.report);
   }
   if (!result.stopped.empty()) {
     std::cerr << "gpuwatch sweep: stopped: " << result.stopped << "\n";
@@ -312,6 +334,9 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
   s->add_option("--json", args->json,
                 "Write the result as JSON to FILE, - for stdout instead of the table "
                 "(schema gpuwatch.sweep/1)");
+  s->add_option("--report", args->report,
+                "Write the HTML page to FILE: memory against the value with the fit and the "
+                "boundary, throughput against copies (one self-contained file)");
   s->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
   s->add_option("command", args->command, "The job, after --, with {bs} where the value goes")
       ->take_all();

@@ -117,7 +117,7 @@ sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const Sw
       Conclude(at_capacity, probe);
       const std::optional<long> predicted =
           probe.capacity ? probe.capacity->largest : std::optional<long>();
-      next = sweep::NextSearchValue(Trials(s.runs), predicted, plan.max_value);
+      next = sweep::NextSearchValue(Trials(s.runs), predicted, plan.max_value, plan.values.size());
     }
     if (!next) break;
     go_on = run(*next, 1);

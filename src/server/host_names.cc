@@ -9,15 +9,10 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
+
 namespace gpuwatch::server {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
 
 void AddInterfaceAddresses(std::set<std::string>& out) {
   ifaddrs* list = nullptr;
@@ -44,11 +39,11 @@ std::set<std::string> AllowedHosts(const std::string& listen_host,
   if (listen_host == "0.0.0.0" || listen_host == "::" || listen_host.empty()) {
     AddInterfaceAddresses(out);
   } else {
-    out.insert(Lower(listen_host));
+    out.insert(AsciiLower(listen_host));
   }
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) == 0 && name[0] != '\0') {
-    const std::string host = Lower(name);
+    const std::string host = AsciiLower(name);
     out.insert(host);
     out.insert(host.substr(0, host.find('.')));
     // Reached from other machines: also the name the resolver gives this
@@ -61,11 +56,11 @@ std::set<std::string> AllowedHosts(const std::string& listen_host,
     addrinfo* found = nullptr;
     if (!loopback && getaddrinfo(name, nullptr, &hints, &found) == 0) {
       if (found != nullptr && found->ai_canonname != nullptr)
-        out.insert(Lower(found->ai_canonname));
+        out.insert(AsciiLower(found->ai_canonname));
       freeaddrinfo(found);
     }
   }
-  for (const std::string& e : extra) out.insert(Lower(e));
+  for (const std::string& e : extra) out.insert(AsciiLower(e));
   return out;
 }
 
@@ -87,7 +82,7 @@ bool HostAllowed(const std::set<std::string>& allowed, std::string_view host_hea
     name = name.substr(0, colon);
   }
   if (!name.empty() && name.back() == '.') name.remove_suffix(1);  // an absolute name
-  const std::string lower = Lower(name);
+  const std::string lower = AsciiLower(name);
   if (lower.ends_with(".localhost")) return true;  // RFC 6761: always loopback
   return allowed.contains(lower);
 }

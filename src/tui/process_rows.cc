@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "core/ascii.h"
+
 namespace gpuwatch::tui {
 namespace {
 
@@ -22,12 +24,6 @@ std::string Where(const HostProcess& h) {
            h.container_id.substr(0, 12);
   }
   return "";
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 ProcessRow RowOf(const HostView& host, const DeviceSample& d, const ProcessSample& p,
@@ -234,10 +230,10 @@ std::string_view ColumnTitle(Column c) {
 
 bool Matches(const ProcessRow& row, std::string_view filter) {
   std::istringstream words{std::string(filter)};
-  const std::string hay = Lower(row.user + " " + row.command + " " + row.where + " " +
-                                row.framework + " " + std::to_string(row.key.pid));
+  const std::string hay = AsciiLower(row.user + " " + row.command + " " + row.where + " " +
+                                     row.framework + " " + std::to_string(row.key.pid));
   for (std::string w; words >> w;) {
-    w = Lower(w);
+    w = AsciiLower(w);
     const std::string gpu = std::to_string(row.gpu);
     if (w == gpu || w == "gpu" + gpu || w == "gpu:" + gpu) continue;
     if (hay.find(w) == std::string::npos) return false;

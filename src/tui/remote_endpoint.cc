@@ -7,6 +7,7 @@
 #include <cctype>
 #include <charconv>
 
+#include "core/ascii.h"
 #include "core/printable.h"
 #include "tui/remote_api.h"
 
@@ -24,13 +25,6 @@ bool HostNameChar(char c) {
          c == '.' || c == '_';
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 Result<RemoteEndpoint> ParseEndpoint(std::string_view address) {
@@ -43,7 +37,7 @@ Result<RemoteEndpoint> ParseEndpoint(std::string_view address) {
   e.label = std::string(text);
   std::string_view rest = text;
   if (const auto sep = rest.find("://"); sep != std::string_view::npos) {
-    e.scheme = Lower(rest.substr(0, sep));
+    e.scheme = AsciiLower(rest.substr(0, sep));
     if (e.scheme != "http" && e.scheme != "https")
       return bad(fmt::format("scheme \"{}\" is not http or https", rest.substr(0, sep)));
     rest.remove_prefix(sep + 3);
@@ -105,7 +99,8 @@ Result<std::vector<RemoteEndpoint>> ParseEndpoints(std::string_view list) {
     auto e = ParseEndpoint(entry);
     if (!e) return e.error();
     for (const RemoteEndpoint& seen : out) {
-      if (seen.scheme == e->scheme && Lower(seen.host) == Lower(e->host) && seen.port == e->port) {
+      if (seen.scheme == e->scheme && AsciiLower(seen.host) == AsciiLower(e->host) &&
+          seen.port == e->port) {
         return Status::InvalidArgument(
             fmt::format("remote list \"{}\": \"{}\" and \"{}\" are the same daemon", list,
                         seen.label, e->label));

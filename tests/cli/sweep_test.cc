@@ -7,10 +7,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "cli_util.h"
 
@@ -52,6 +56,16 @@ class Sweep : public ::testing::Test {
 constexpr double kMiB = 1024.0 * 1024;
 constexpr double kGiB = 1024 * kMiB;
 
+// The search brackets the real boundary (the largest batch that fits) to 1 %
+// of it (sweep_search.h Resolved).
+void ExpectBoundaryToOnePercent(const nlohmann::json& j, long boundary) {
+  const long fit = j["boundary"]["largest_fit"].get<long>();
+  const long oom = j["boundary"]["smallest_oom"].get<long>();
+  EXPECT_LE(fit, boundary) << j["boundary"].dump();
+  EXPECT_GT(oom, boundary) << j["boundary"].dump();
+  EXPECT_LE(oom - fit, std::max(1L, fit / 100)) << j["boundary"].dump();
+}
+
 TEST_F(Sweep, ValuesGiveALinearFitAndTheLargestBatchUnderTheMargin) {
   const Out r = Run("--values 8,16,32,64 --json -");
   ASSERT_EQ(r.code, 0) << r.err;
@@ -82,16 +96,14 @@ TEST_F(Sweep, TheTableNamesTheVerdictAndTheLargestBatch) {
   EXPECT_NE(r.out.find("less 20 %"), std::string::npos) << r.out;
 }
 
-TEST_F(Sweep, SearchFindsTheExactBoundaryInFewerTrialsThanDoubling) {
+TEST_F(Sweep, SearchFindsTheBoundaryToOnePercentInFewerTrialsThanDoubling) {
   const Out r = Run("--values 8,16,32 --search --json -");
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = Json(r);
   ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
   const double free = j["free_memory_bytes"].get<double>();
   const long boundary = static_cast<long>((free - 2 * kGiB) / (48 * kMiB));
-  EXPECT_EQ(j["boundary"]["largest_fit"].get<long>(), boundary);
-  EXPECT_EQ(j["boundary"]["smallest_oom"].get<long>(), boundary + 1);
-  EXPECT_EQ(j["runs"].back()["result"], "oom");
+  ExpectBoundaryToOnePercent(j, boundary);
   EXPECT_LT(j["boundary"]["trials"].get<int>(),
             j["boundary"]["doubling_bisection_trials"].get<int>());
 }
@@ -156,8 +168,7 @@ TEST_F(Sweep, OnTheDemoFleetItLeasesTheIdleGpuAndFindsItsBoundary) {
   ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
   const double free = j["free_memory_bytes"].get<double>();
   const long boundary = static_cast<long>((free - 2 * kGiB) / (48 * kMiB));
-  EXPECT_EQ(j["boundary"]["largest_fit"].get<long>(), boundary);
-  EXPECT_EQ(j["boundary"]["smallest_oom"].get<long>(), boundary + 1);
+  ExpectBoundaryToOnePercent(j, boundary);
 }
 
 TEST_F(Sweep, OnTheDemoFleetUntilOomAndConcurrencyWork) {
@@ -165,13 +176,17 @@ TEST_F(Sweep, OnTheDemoFleetUntilOomAndConcurrencyWork) {
   ASSERT_EQ(oom.code, 0) << oom.err;
   EXPECT_EQ(Json(oom)["boundary"]["largest_fit"], 800);
   EXPECT_EQ(Json(oom)["boundary"]["smallest_oom"], 1600);
-  const Out conc = Run("--values 200 --concurrency 1,2,3 --steps 20 --json -",
-                       "--batch {bs} --saturate 2", "--demo");
+  // 20.75 GiB a copy on the L40S's 44.99 GiB: two fit, the third runs out.
+  const Out conc = Run("--values 400 --concurrency 1,2,3,4 --json -", "--batch {bs}", "--demo");
   ASSERT_EQ(conc.code, 0) << conc.err;
   const auto j = Json(conc);
   ASSERT_EQ(j["runs"].size(), 3u);
   EXPECT_EQ(j["runs"][2]["per_copy"].size(), 3u);
+  EXPECT_EQ(j["runs"][2]["result"], "oom");
   EXPECT_EQ(j["concurrency"]["holds"], 2) << j["concurrency"].dump();
+  EXPECT_NE(j["concurrency"]["reason"].get<std::string>().find("memory runs out at 3 copies"),
+            std::string::npos)
+      << j["concurrency"].dump();
 }
 
 TEST_F(Sweep, OnTheDemoFleetAnotherGpuCanBeNamed) {
@@ -181,6 +196,88 @@ TEST_F(Sweep, OnTheDemoFleetAnotherGpuCanBeNamed) {
   EXPECT_EQ(j["gpu"], 4);
   ASSERT_EQ(j["runs"].size(), 2u);
   EXPECT_EQ(j["runs"][1]["peak_process_memory_bytes"].get<double>(), 2 * kGiB + 48 * kMiB * 16);
+}
+
+// The page's data is the sweep's JSON; the browser checks (tests/browser/
+// sweep_report_cases.sh) look at what it draws.
+std::string EmbeddedData(const std::string& html) {
+  const std::string open = "<script type=\"application/json\" id=\"gpuwatch-data\">";
+  const auto at = html.find(open);
+  if (at == std::string::npos) return "";
+  const auto from = at + open.size();
+  return html.substr(from, html.find("</script>", from) - from);
+}
+
+TEST_F(Sweep, ReportWritesOnePageHoldingTheSweep) {
+  const Out r = Run("--values 8,16,32 --report " + (dir_ / "sweep.html").string() + " --json " +
+                    (dir_ / "sweep.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string html = Slurp(dir_ / "sweep.html");
+  ASSERT_FALSE(html.empty()) << r.err;
+  EXPECT_EQ(html.find("<script src"), std::string::npos) << "self-contained";
+  const auto data = nlohmann::json::parse(EmbeddedData(html));
+  EXPECT_EQ(data["schema"], "gpuwatch.sweep/1");
+  EXPECT_EQ(data["runs"].size(), 3u);
+  EXPECT_NE(data["title"].get<std::string>().find("gpuwatch sweep"), std::string::npos);
+  const auto j = nlohmann::json::parse(Slurp(dir_ / "sweep.json"));
+  ASSERT_TRUE(j["verdict"].is_array());
+  EXPECT_EQ(j["verdict"][0], "memory: linear: " + j["fit"]["evidence"].get<std::string>());
+  EXPECT_NE(r.out.find(j["verdict"][1].get<std::string>()), std::string::npos)
+      << "the verdict lines are the table's: " << r.out;
+}
+
+TEST_F(Sweep, ReportCommandTakesTheSweepJsonAndRefusesABrokenOne) {
+  const Out r = Run("--values 8,16 --json " + (dir_ / "sweep.json").string());
+  ASSERT_EQ(r.code, 0) << r.err;
+  const std::string bin = GPUWATCH_BINARY_DIR;
+  const auto report = [&](const std::string& source) {
+    const std::string cmd = bin + "/gpuwatch report " + source + " -o " +
+                            (dir_ / "page.html").string() + " 2>" + (dir_ / "err").string();
+    const int status = std::system(cmd.c_str());
+    return std::pair{WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir_ / "err")};
+  };
+  const auto [code, err] = report((dir_ / "sweep.json").string());
+  ASSERT_EQ(code, 0) << err;
+  EXPECT_NE(err.find("a sweep of 2 runs"), std::string::npos) << err;
+  EXPECT_EQ(nlohmann::json::parse(EmbeddedData(Slurp(dir_ / "page.html")))["runs"].size(), 2u);
+
+  auto doc = nlohmann::json::parse(Slurp(dir_ / "sweep.json"));
+  struct Case {
+    std::function<void(nlohmann::json&)> spoil;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {[](nlohmann::json& d) { d["runs"][1]["value"] = "x"; },
+            "runs[1].value: expected a number, found \"x\""},
+           {[](nlohmann::json& d) { d["runs"][0]["result"] = "maybe"; },
+            "runs[0].result: expected \"fits\", \"oom\" or \"failed\""},
+           {[](nlohmann::json& d) { d["schema"] = "gpuwatch.sweep/9"; },
+            "schema: expected \"gpuwatch.sweep/1\""},
+           {[](nlohmann::json& d) { d["fit"].erase("b_bytes_per_value"); },
+            "fit.b_bytes_per_value: missing"},
+           {[](nlohmann::json& d) { d.erase("runs"); }, "runs: expected an array of runs"},
+       }) {
+    nlohmann::json bad = doc;
+    c.spoil(bad);
+    const fs::path path = dir_ / "bad.json";
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(bad.dump(2).c_str(), f);
+    std::fclose(f);
+    const auto [bad_code, bad_err] = report(path.string());
+    EXPECT_EQ(bad_code, 2) << c.message << ": " << bad_err;
+    EXPECT_NE(bad_err.find(path.string() + ": " + c.message), std::string::npos) << bad_err;
+  }
+  const fs::path cut = dir_ / "cut.json";
+  std::FILE* f = std::fopen(cut.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs(doc.dump(2).substr(0, 200).c_str(), f);
+  std::fclose(f);
+  const auto [cut_code, cut_err] = report(cut.string());
+  EXPECT_EQ(cut_code, 2) << cut_err;
+  EXPECT_NE(cut_err.find("not a sweep's JSON (gpuwatch sweep --json) nor a recording: at byte"),
+            std::string::npos)
+      << cut_err;
 }
 
 TEST_F(Sweep, BadInputIsRefusedNamingTheProblem) {
@@ -199,6 +296,7 @@ TEST_F(Sweep, BadInputIsRefusedNamingTheProblem) {
            {"--margin 150%", "--batch {bs}", "--margin \"150%\""},
            {"--gpus auto:2", "--batch {bs}", "one GPU"},
            {"--gpus 5", "--batch {bs}", "there is no GPU 5"},
+           {"--report /nonexistent-dir/x.html", "--batch {bs}", "--report: cannot write"},
        }) {
     const Out r = Run(c.options, c.trainer);
     EXPECT_EQ(r.code, 2) << c.options << ": " << r.err;

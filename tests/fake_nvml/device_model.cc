@@ -54,8 +54,8 @@ namespace {
 // bs); false while there is none. A new child restarts the series at `t`.
 bool BindChild(const ProcessSpec& p, double t) {
   const auto children = CallerChildren();
-  const auto child = std::find_if(children.begin(), children.end(),
-                                  [](const Child& c) { return !c.sweep_value; });
+  const auto child =
+      std::find_if(children.begin(), children.end(), [](const Child& c) { return !c.sweep_value; });
   if (child == children.end()) return false;
   if (child->pid != p.pid) {
     p.pid = child->pid;

@@ -8,7 +8,9 @@
 //   gpuwatch-demo-trainer [--batch N] [--step-ms MS] [--saturate K] [--steps N] [--fail]
 //
 // --batch defaults to GPUWATCH_SWEEP_VALUE. With --saturate K the GPU runs K
-// copies at full speed; with more, each copy's step takes copies/K longer.
+// copies at full speed; more contend: each copy's step takes 1.5 * copies/K
+// longer, so the total drops by a third past K (a margin no timing noise of
+// a loaded machine crosses). The copies are counted every 5 steps.
 // --fail exits 3 at once with an error that is not about memory.
 #include <dlfcn.h>
 #include <sys/socket.h>
@@ -140,10 +142,11 @@ int main(int argc, char** argv) {
   Send(fd, "hello framework=torch version=fake pid=" + std::to_string(getpid()));
   Send(fd, "mem framework=torch device=0 allocated=" + std::to_string(wanted * 8 / 10) +
                " reserved=" + std::to_string(wanted * 9 / 10));
-  int copies = saturate > 0 ? Copies() : 1;
+  int copies = 1;
   for (long step = 1; max_steps < 0 || step <= max_steps; ++step) {
-    if (saturate > 0 && step % 10 == 0) copies = Copies();
-    const double slowdown = saturate > 0 && copies > saturate ? double(copies) / saturate : 1.0;
+    if (saturate > 0 && step % 5 == 1) copies = Copies();  // a /proc scan: every 100 ms
+    const double slowdown =
+        saturate > 0 && copies > saturate ? 1.5 * double(copies) / saturate : 1.0;
     std::this_thread::sleep_for(
         std::chrono::microseconds(static_cast<long>(step_ms * 1000 * slowdown)));
     Send(fd, "mark step=" + std::to_string(step));

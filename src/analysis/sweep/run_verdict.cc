@@ -7,6 +7,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "core/ascii.h"
+
 namespace gpuwatch::sweep {
 namespace {
 
@@ -16,13 +18,6 @@ constexpr std::array<std::string_view, 6> kOomPatterns{
     "cuda out of memory", "outofmemoryerror",         "resource_exhausted",
     "out of memory",      "cuda_error_out_of_memory", "cudaerrormemoryallocation"};
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return out;
-}
-
 }  // namespace
 
 std::string OomLine(const std::string& text) {
@@ -30,7 +25,7 @@ std::string OomLine(const std::string& text) {
   while (start < text.size()) {
     const auto end = std::min(text.find('\n', start), text.size());
     const std::string_view line(text.data() + start, end - start);
-    const std::string lower = Lower(line);
+    const std::string lower = AsciiLower(line);
     for (const auto p : kOomPatterns) {
       if (lower.find(p) != std::string::npos) return std::string(line);
     }

@@ -149,6 +149,30 @@ std::string ProgressLine(const RunRecord& r) {
                      Throughput(r), r.reason, r.seconds);
 }
 
+std::vector<std::string> VerdictLines(const SweepResult& s) {
+  std::string text;
+  if (s.mode == SweepResult::Mode::kConcurrency) {
+    if (s.holds) {
+      text += s.holds->holds
+                  ? fmt::format("this GPU holds {} of these jobs: {}\n", *s.holds->holds,
+                                s.holds->reason)
+                  : fmt::format("this GPU holds none of these jobs: {}\n", s.holds->reason);
+    }
+  } else {
+    RenderCapacity(s, text);
+    RenderBoundary(s, text);
+  }
+  if (!s.stopped.empty()) text += "stopped: " + s.stopped + "\n";
+  std::vector<std::string> lines;
+  std::size_t at = 0;
+  while (at < text.size()) {
+    const auto end = text.find('\n', at);
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  return lines;
+}
+
 std::string RenderSweep(const SweepResult& s) {
   std::string out =
       fmt::format("{}gpuwatch sweep: {} on GPU {} ({}, {} free of {})\n", s.demo ? "DEMO " : "",
@@ -166,12 +190,6 @@ std::string RenderSweep(const SweepResult& s) {
           fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>8}  {}\n", r.copies, VerdictName(r.verdict),
                       Gib(r.PeakProcessBytes()), Gib(r.peak_device_bytes), Throughput(r), each);
     }
-    if (s.holds) {
-      out += s.holds->holds
-                 ? fmt::format("this GPU holds {} of these jobs: {}\n", *s.holds->holds,
-                               s.holds->reason)
-                 : fmt::format("this GPU holds none of these jobs: {}\n", s.holds->reason);
-    }
   } else {
     out += fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>10}  {:>10}  {:>8}\n", "bs", "result",
                        "process mem", "device mem", "allocated", "reserved", "steps/s");
@@ -182,10 +200,8 @@ std::string RenderSweep(const SweepResult& s) {
                          Gib(r.peak_device_bytes), c ? GibOr(c->framework_allocated_bytes) : "-",
                          c ? GibOr(c->framework_reserved_bytes) : "-", Throughput(r));
     }
-    RenderCapacity(s, out);
-    RenderBoundary(s, out);
   }
-  if (!s.stopped.empty()) out += "stopped: " + s.stopped + "\n";
+  for (const auto& line : VerdictLines(s)) out += line + "\n";
   return out;
 }
 
@@ -202,6 +218,7 @@ json SweepToJson(const SweepResult& s) {
             {"free_memory_bytes", s.free_bytes},
             {"margin", s.margin},
             {"runs", runs},
+            {"verdict", VerdictLines(s)},
             {"stopped", s.stopped.empty() ? json(nullptr) : json(s.stopped)}};
   if (s.fit) {
     j["fit"] = {{"model", s.fit->model == MemoryFit::Model::kQuadratic ? "quadratic" : "linear"},

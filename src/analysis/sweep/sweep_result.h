@@ -66,6 +66,10 @@ std::string VerdictName(RunVerdict v);
 // "bs 32: fits, 12.50 GiB, 48.1 steps/s (ran to its bound, 3.1 s)".
 std::string ProgressLine(const RunRecord& run);
 std::string RenderSweep(const SweepResult& result);
+// What the table's last lines say (fit, largest batch, boundary, how many
+// copies the GPU holds, why it stopped), one line each without the newline;
+// also the JSON's "verdict".
+std::vector<std::string> VerdictLines(const SweepResult& result);
 nlohmann::json SweepToJson(const SweepResult& result);
 
 }  // namespace gpuwatch::sweep

@@ -4,6 +4,10 @@
 
 namespace gpuwatch::sweep {
 
+bool Resolved(long largest_fit, long smallest_oom) {
+  return smallest_oom - largest_fit <= std::max(1L, largest_fit / 100);
+}
+
 Boundary BoundaryOf(const std::vector<Trial>& trials) {
   Boundary b;
   for (const auto& t : trials) {
@@ -20,7 +24,7 @@ Boundary BoundaryOf(const std::vector<Trial>& trials) {
 }
 
 std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optional<long> predicted,
-                                    long max_value) {
+                                    long max_value, std::size_t given) {
   const Boundary b = BoundaryOf(trials);
   if (b.found()) return std::nullopt;
   const auto tried = [&](long v) {
@@ -30,12 +34,15 @@ std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optio
     if (!b.largest_fit) return std::nullopt;  // nothing ran
     const long lo = *b.largest_fit;
     if (lo >= max_value) return std::nullopt;
-    long next = lo * 2;
-    if (predicted && *predicted > lo && !tried(*predicted)) {
-      next = *predicted;
-    } else if (predicted && *predicted >= lo - 1 && !tried(lo + 1)) {
-      next = lo + 1;  // the prediction says lo is the boundary: confirm it
-    }
+    if (!predicted) return std::min(lo * 2, max_value);
+    const auto searched_fits =
+        std::count_if(trials.begin() + static_cast<std::ptrdiff_t>(std::min(given, trials.size())),
+                      trials.end(), [](const Trial& t) { return t.verdict == RunVerdict::kFits; });
+    const long step = std::max(
+        1L, static_cast<long>(static_cast<double>(lo) * 0.01 *
+                              static_cast<double>((1L << std::min<long>(searched_fits, 20)) - 1)));
+    long next = std::max(*predicted, lo + step);
+    if (tried(next)) next = lo + 1;  // the prediction says lo is the boundary: confirm it
     return std::min(next, max_value);
   }
   if (!b.largest_fit) {  // no floor: halve towards 1
@@ -43,13 +50,14 @@ std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optio
     return std::max(1L, *b.smallest_oom / 2);
   }
   const long lo = *b.largest_fit, hi = *b.smallest_oom;
-  // The prediction gets two trials once a ceiling is known (the value, then
-  // its neighbour); then bisection guarantees the end.
+  // The prediction gets one trial once a ceiling is known; then bisection
+  // guarantees the end.
   const auto first_oom = std::find_if(trials.begin(), trials.end(),
                                       [](const Trial& t) { return t.verdict == RunVerdict::kOom; });
   const auto since_ceiling = std::distance(first_oom, trials.end()) - 1;
-  if (!predicted || since_ceiling >= 2) return lo + (hi - lo) / 2;
-  return std::clamp(*predicted, lo + 1, hi - 1);
+  const long guess = predicted ? std::clamp(*predicted, lo + 1, hi - 1) : 0;
+  if (!predicted || since_ceiling >= 1 || tried(guess)) return lo + (hi - lo) / 2;
+  return guess;
 }
 
 std::optional<long> NextUntilOom(const std::vector<Trial>& trials, long max_value) {
@@ -80,7 +88,7 @@ int DoublingBisectionTrials(long start, long largest_fit) {
     if (!fits(v)) return trials;
     lo = v;
   }
-  while (hi - lo > 1) {
+  while (!Resolved(lo, hi)) {
     const long mid = lo + (hi - lo) / 2;
     ++trials;
     (fits(mid) ? lo : hi) = mid;

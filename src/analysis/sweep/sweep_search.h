@@ -4,6 +4,7 @@
 // BatchSizeFinder) would have spent on the same boundary. Pure.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <vector>
 
@@ -16,20 +17,34 @@ struct Trial {
   RunVerdict verdict = RunVerdict::kFits;
 };
 
+// Whether a boundary between `largest_fit` and `smallest_oom` is known well
+// enough: to 1 % of the batch (at least to 1). A batch a few per cent under
+// the edge is what anyone deploys; the last runs of an exact bisection buy
+// nothing but time. Doubling + bisection is counted to the same resolution.
+bool Resolved(long largest_fit, long smallest_oom);
+
 struct Boundary {
   std::optional<long> largest_fit;  // below smallest_oom
   std::optional<long> smallest_oom;
-  // Both known and next to each other: the boundary is found.
-  bool found() const { return largest_fit && smallest_oom && *smallest_oom == *largest_fit + 1; }
+  // Both known and Resolved: the boundary is found.
+  bool found() const {
+    return largest_fit && smallest_oom && Resolved(*largest_fit, *smallest_oom);
+  }
 };
 
 Boundary BoundaryOf(const std::vector<Trial>& trials);
 
 // The next value for --search, none when the boundary is found or cannot be
 // (1 does not fit, or `max_value` fits). `predicted` is the fit's largest
-// value under all free memory, when there is a fit.
+// value under all free memory, when there is a fit; the first `given` trials
+// are the user's values, the rest the search's own. Before a first
+// out-of-memory: the prediction, but at least a step past the largest fit
+// that doubles with every search run that still fit (1 %, 3 %, 7 % ... of
+// it), so a prediction creeping up behind its own fits reaches a ceiling in
+// a few runs. After it: the prediction once, if it lies inside the bracket
+// (or just under the failure when it is at or above it), then bisection.
 std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optional<long> predicted,
-                                    long max_value);
+                                    long max_value, std::size_t given = 0);
 
 // The next value for --until-oom: double the largest that fit, none after
 // the first out-of-memory (or past `max_value`).

@@ -1,6 +1,6 @@
 // Entry point of the self-contained HTML report. Reads the data the C++ side embedded in
-// <script type="application/json" id="gpuwatch-data"> (schema gpuwatch.report/1), renders
-// the page, and publishes window.gpuwatchReport for the browser check (tests/browser/).
+// <script type="application/json" id="gpuwatch-data"> (schema gpuwatch.report/1, or a sweep's
+// gpuwatch.sweep/1: sweep_page.js), renders the page, and publishes window.gpuwatchReport for the browser check (tests/browser/).
 
 import 'uplot/dist/uPlot.min.css';
 import '../lib/theme.css';
@@ -11,6 +11,7 @@ import { buildChartSpecs } from './chart_specs.js';
 import { readGpuColors, gpuColorVar } from '../lib/gpu_palette.js';
 import { ChartsSection } from './charts_section.js';
 import * as sections from './sections.js';
+import { renderSweep } from './sweep_page.js';
 
 const kSchema = 'gpuwatch.report/1';
 
@@ -118,7 +119,9 @@ function main() {
     root.append(el('div', { class: 'gw-warning' }, `This report's data could not be read: ${e.message}`));
     throw e;
   }
-  render(root, data);
+  // A sweep's document (gpuwatch sweep --report, or gpuwatch report SWEEP.json) has its own page.
+  if (typeof data.schema === 'string' && data.schema.startsWith('gpuwatch.sweep/')) renderSweep(root, data);
+  else render(root, data);
 }
 
 if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', main);

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# `gpuwatch sweep` on the H200 (issue 16), through the device tool; carry .devtree
+# (bin/gpuwatch built here in release, lib/ with the libraries the GPU machine lacks).
+#  1. `sweep --search` on ResNet-50 and on a GPT-2-size decoder (tests/gpu/sweep_models.py),
+#     each from the default 4 small runs (8, 16, 32, 64); the table, the JSON and the wall
+#     time of each into $OUT.
+#  2. `sweep --concurrency 1,2,3,4` of a small MLP.
+#  3. A torch training loop and JAX's pre-allocation under `gpuwatch run` (the summaries
+#     docs/real-gpu.md records).
+# PART=search runs 1 only, PART=rest 2 and 3; all by default (about 8 minutes).
+set -u
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export LD_LIBRARY_PATH=$PWD/.devtree/lib
+export GPUWATCH_RUNTIME_DIR=$(mktemp -d)
+OUT=${OUT:-/tmp/gpuwatch-out}
+mkdir -p "$OUT"
+GW=$PWD/.devtree/bin/gpuwatch
+PART=${PART:-all}
+{ nvidia-smi -L; $GW --version; python3 -c 'import torch, torchvision; print("torch", torch.__version__, "torchvision", torchvision.__version__)'; } \
+  > "$OUT/versions-$PART.txt" 2>&1
+timed() {  # NAME CMD...: the command's stdout and stderr to $OUT/NAME.txt, its wall time after
+  local name=$1; shift
+  local t0=$(date +%s%N)
+  timeout 240 "$@" > "$OUT/$name.txt" 2>&1
+  local rc=$?
+  echo "exit $rc, wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/$name.txt"
+  tail -6 "$OUT/$name.txt"
+}
+if [ "$PART" != rest ]; then
+  for model in resnet50 gpt2; do
+    timed sweep-$model $GW sweep --search --steps 5 --seconds 60 --json "$OUT/sweep-$model.json" \
+      -- python3 tests/gpu/sweep_models.py $model --batch {bs}
+  done
+fi
+if [ "$PART" != search ]; then
+  timed sweep-mlp-concurrency $GW sweep --values 4096 --concurrency 1,2,3,4 --steps 0 --seconds 20 \
+    -- python3 tests/gpu/sweep_models.py mlp --batch {bs}
+  cd tests/gpu
+  timed run-torch $GW run --json "$OUT/run_torch.json" -- python3 train_loop.py --steps 600 --hold-gib 4
+  timed run-jax $GW run --interval 500ms --json "$OUT/run_jax.json" -- python3 jax_prealloc.py 25
+fi
