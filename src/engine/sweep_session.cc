@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace gpuwatch::engine {
 namespace {
@@ -40,12 +41,21 @@ void Conclude(const SweepPlan& plan, sweep::SweepResult& s) {
     s.holds = sweep::JudgeConcurrency(levels);
     return;
   }
-  std::vector<sweep::MemoryPoint> points;
+  // A run that filled the GPU (its device peak within 5 % of the total) says
+  // what the GPU holds, not what the job needs: a caching allocator under
+  // pressure frees its cache and retries instead of failing, so its memory
+  // stops growing with the batch (a ResNet-50 on the H200 held 136.0 GiB at
+  // bs 2968 and at 3068). Such runs are left out of the fit while 2 values
+  // or more remain.
+  std::vector<sweep::MemoryPoint> points, filled;
   for (const auto& r : s.runs) {
-    if (r.verdict == sweep::RunVerdict::kFits) {
-      points.push_back({static_cast<double>(r.value), MeasuredBytes(r, s)});
-    }
+    if (r.verdict != sweep::RunVerdict::kFits) continue;
+    const bool full = s.total_bytes > 0 && r.peak_device_bytes >= 0.95 * s.total_bytes;
+    (full ? filled : points).push_back({static_cast<double>(r.value), MeasuredBytes(r, s)});
   }
+  std::set<double> values;
+  for (const auto& p : points) values.insert(p.value);
+  if (values.size() < 2) points.insert(points.end(), filled.begin(), filled.end());
   auto fit = sweep::FitMemory(points);
   if (fit) {
     s.fit = *fit;

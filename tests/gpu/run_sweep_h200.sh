@@ -7,7 +7,8 @@
 #  2. `sweep --concurrency 1,2,3,4` of a small MLP.
 #  3. A torch training loop and JAX's pre-allocation under `gpuwatch run` (the summaries
 #     docs/real-gpu.md records).
-# PART=search runs 1 only, PART=rest 2 and 3; all by default (about 8 minutes).
+# PART=search runs 1 only, PART=conc 2 only, PART=rest 2 and 3; all by default (about 8
+# minutes). CONC_BATCH is the MLP's batch for 2 (4096: it fills the GPU alone).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.devtree/lib
@@ -26,16 +27,22 @@ timed() {  # NAME CMD...: the command's stdout and stderr to $OUT/NAME.txt, its 
   echo "exit $rc, wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/$name.txt"
   tail -6 "$OUT/$name.txt"
 }
-if [ "$PART" != rest ]; then
+if [ "$PART" = all ] || [ "$PART" = search ]; then
   for model in resnet50 gpt2; do
     timed sweep-$model $GW sweep --search --steps 5 --seconds 60 --json "$OUT/sweep-$model.json" \
+      --report "$OUT/sweep-$model.html" \
       -- python3 tests/gpu/sweep_models.py $model --batch {bs}
   done
 fi
+CONC_BATCH=${CONC_BATCH:-4096}
 if [ "$PART" != search ]; then
-  timed sweep-mlp-concurrency $GW sweep --values 4096 --concurrency 1,2,3,4 --steps 0 --seconds 20 \
-    -- python3 tests/gpu/sweep_models.py mlp --batch {bs}
+  timed sweep-mlp$CONC_BATCH-concurrency $GW sweep --values $CONC_BATCH --concurrency 1,2,3,4 \
+    --steps 0 --seconds 20 -- python3 tests/gpu/sweep_models.py mlp --batch {bs}
+fi
+if [ "$PART" = all ] || [ "$PART" = rest ]; then
   cd tests/gpu
   timed run-torch $GW run --json "$OUT/run_torch.json" -- python3 train_loop.py --steps 600 --hold-gib 4
   timed run-jax $GW run --interval 500ms --json "$OUT/run_jax.json" -- python3 jax_prealloc.py 25
 fi
+# The device tool returns a few files: one archive of them all.
+tar czf /tmp/sweep_h200.tgz -C "$OUT" . && rm -f "$OUT"/* && mv /tmp/sweep_h200.tgz "$OUT/"

@@ -123,6 +123,7 @@ Result<MemoryFit> FitMemory(const std::vector<MemoryPoint>& points) {
   fit.r2_linear = r2(lin->sse);
   LeastSquares chosen = *lin;
   int k = 2;
+  bool slower = false;  // significantly concave, predicted with the line
   std::string evidence;
   if (fit.distinct_values >= 4) {
     if (auto quad = Solve(pts, fit.scale, 3)) {
@@ -151,9 +152,16 @@ Result<MemoryFit> FitMemory(const std::vector<MemoryPoint>& points) {
       } else {
         evidence = "the line fits exactly";
       }
-      if (significant && large) {
+      if (significant && large && quad->coef[2] > 0) {
         chosen = *quad;
         k = 3;
+      } else if (significant && large) {
+        // Concave: memory would stop growing, and then fall, past the values
+        // tried (a fixed workspace amortised at small batches). The line
+        // predicts more memory beyond them: the cautious side, where an
+        // out-of-memory costs a crashed job and a smaller batch only speed.
+        slower = true;
+        evidence += "; predicted with the line, which is the cautious side beyond the values tried";
       }
     }
   } else {
@@ -167,7 +175,9 @@ Result<MemoryFit> FitMemory(const std::vector<MemoryPoint>& points) {
   fit.unscaled_cov = chosen.cov;
   fit.dof = n - k;
   if (fit.dof > 0) fit.residual_bytes = std::sqrt(chosen.sse / fit.dof);
-  if (k == 2) {
+  if (slower) {
+    fit.verdict = "grows slower than linear";
+  } else if (k == 2) {
     fit.verdict = "linear";
   } else {
     fit.verdict = fit.c > 0 ? "grows faster than linear" : "grows slower than linear";

@@ -1,7 +1,8 @@
 // The memory model of a sweep: memory = a + b*v by least squares, or
-// a + b*v + c*v^2 when the quadratic term is both significant and large
-// (docs/sweep.md states the criterion), and the largest value that fits a
-// memory budget with an interval from the fit's residuals. Pure.
+// a + b*v + c*v^2 when the quadratic term is significant, large and curves up
+// (a concave one is said in the verdict but predicted with the line, the
+// cautious side; docs/sweep.md states the criterion), and the largest value
+// that fits a memory budget with an interval from the fit's residuals. Pure.
 #pragma once
 
 #include <array>
