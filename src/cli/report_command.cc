@@ -40,10 +40,18 @@ std::string DefaultOutput(const std::string& source) {
 // A sweep's document (`sweep --json FILE`, pretty-printed: its first line is
 // "{") rather than a recording (JSON Lines: one whole object a line, or
 // SQLite): nullopt for a recording.
+// Only a regular file is looked into (what is not, /dev/zero or a FIFO, the
+// recording's reader refuses by name), and only its first MiB.
 std::optional<Result<nlohmann::json>> SweepDocument(const std::string& path) {
-  std::ifstream in(path);
-  std::string first;
-  if (!in || !std::getline(in, first)) return std::nullopt;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return std::nullopt;
+  std::ifstream in(path, std::ios::binary);
+  std::string head(std::size_t{1} << 20, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<std::size_t>(in.gcount()));
+  const auto newline = head.find('\n');
+  if (head.empty() || (newline == std::string::npos && !in.eof())) return std::nullopt;
+  const std::string first = head.substr(0, newline);
   const auto begin = first.find_first_not_of(" \t\r");
   const auto end = first.find_last_not_of(" \t\r");
   const bool opening = begin != std::string::npos && first.substr(begin, end - begin + 1) == "{";

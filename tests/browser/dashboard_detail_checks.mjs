@@ -292,7 +292,9 @@ export async function checkHolders(page, snap, r) {
       if (!h.visible) problems.push(`GPU ${d.index} pid ${h.pid}: holder row not visible`);
       if (h.user !== (p.user || '\u2014')) problems.push(`GPU ${d.index} pid ${h.pid}: user "${h.user}", snapshot "${p.user}"`);
       if (h.commandTitle !== (p.command || '')) problems.push(`GPU ${d.index} pid ${h.pid}: command "${h.commandTitle}", snapshot "${p.command}"`);
-      if (p.container_id && !h.where.startsWith(p.container_id.slice(0, 12))) problems.push(`GPU ${d.index} pid ${h.pid}: container "${h.where}", snapshot ${p.container_id.slice(0, 12)}`);
+      // A Kubernetes pod by its namespace/name, another container by its id.
+      const where = p.pod ? `${p.namespace}/${p.pod}` : p.container_id ? p.container_id.slice(0, 12) : '';
+      if (where && !h.where.startsWith(where)) problems.push(`GPU ${d.index} pid ${h.pid}: container "${h.where}", snapshot ${where}`);
     }
     const more = procs.length > 3 ? `+${procs.length - 3} more` : '';
     if (Math.abs(procs.length - got.length) <= 3 && card.more !== more && procs.length === d.processes.length && got.length === want.length) {

@@ -107,7 +107,7 @@ OUTPUT_DOCS = ["README.md", "docs/outputs.md", "docs/run.md", "docs/python.md", 
                "docs/rules.md", "docs/metrics.md", "docs/select.md", "docs/serve.md",
                "docs/API.md", "docs/cli.md", "docs/json.md", "docs/report.md",
                "docs/scenarios.md", "docs/host-attribution.md", "docs/deploy.md",
-               "docs/history.md"]
+               "docs/history.md", "docs/sweep.md"]
 MARK = re.compile(r"^<!--\s*(output, any numbers|output|recorded|not output)\s*(?::\s*(.*?))?"
                   r"\s*-->\s*$")
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[kKMGTP]i?B?)?")  # with a size unit: 988M, then 1.2G

@@ -8,7 +8,7 @@
 #  3. A torch training loop and JAX's pre-allocation under `gpuwatch run` (the summaries
 #     docs/real-gpu.md records).
 # PART=search runs 1 only, PART=conc 2 only, PART=rest 2 and 3; all by default (about 8
-# minutes). CONC_BATCH is the MLP's batch for 2 (4096: it fills the GPU alone).
+# minutes); MODELS picks the models of 1. CONC_BATCH is the MLP's batch for 2 (4096: it fills the GPU alone).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export LD_LIBRARY_PATH=$PWD/.devtree/lib
@@ -28,7 +28,7 @@ timed() {  # NAME CMD...: the command's stdout and stderr to $OUT/NAME.txt, its 
   tail -6 "$OUT/$name.txt"
 }
 if [ "$PART" = all ] || [ "$PART" = search ]; then
-  for model in resnet50 gpt2; do
+  for model in ${MODELS:-resnet50 gpt2}; do
     timed sweep-$model $GW sweep --search --steps 5 --seconds 60 --json "$OUT/sweep-$model.json" \
       --report "$OUT/sweep-$model.html" \
       -- python3 tests/gpu/sweep_models.py $model --batch {bs}
