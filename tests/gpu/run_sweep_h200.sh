@@ -1,6 +1,13 @@
 #!/usr/bin/env bash
 # `gpuwatch sweep` on the H200 (issue 16), through the device tool; carry .devtree
-# (bin/gpuwatch built here in release, lib/ with the libraries the GPU machine lacks).
+# (bin/gpuwatch built here in release, lib/ with the libraries the GPU machine lacks), made by:
+#   cmake -S . -B /tmp/gw-h2build -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUWATCH_BUILD_TESTS=OFF
+#   cmake --build /tmp/gw-h2build --target gpuwatch
+#   mkdir -p .devtree/bin .devtree/lib && cp /tmp/gw-h2build/gpuwatch .devtree/bin/
+#   for l in libbrotlicommon.so.1 libbrotlidec.so.1 libbrotlienc.so.1 libcpp-httplib.so.0.11 \
+#            libfmt.so.9 libyaml-cpp.so.0.7 libncursesw.so.6 libtinfo.so.6; do
+#     cp -L /lib/x86_64-linux-gnu/$l .devtree/lib/; done
+# (not libstdc++, libssl or libz: the machine's own are newer, and its python3 loads them too).
 #  1. `sweep --search` on ResNet-50 and on a GPT-2-size decoder (tests/gpu/sweep_models.py),
 #     each from the default 4 small runs (8, 16, 32, 64); the table, the JSON and the wall
 #     time of each into $OUT.
