@@ -97,6 +97,15 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
       auto [it, fresh] = energy_first_last_.try_emplace(d.index, energy.number(), energy.number());
       if (!fresh) it->second.second = energy.number();
     }
+    if (const Reading& power = d.fields[FieldId::kPowerDrawWatts]; power.is_number()) {
+      PowerIntegral& p = power_[d.index];
+      if (p.last && s.time > *p.last) {
+        p.joules += 0.5 * (p.last_watts + power.number()) *
+                    std::chrono::duration<double>(s.time - *p.last).count();
+      }
+      p.last = s.time;
+      p.last_watts = power.number();
+    }
   }
   report_.peak_job_bytes = std::max(report_.peak_job_bytes, job_bytes);
 }
@@ -181,8 +190,15 @@ JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
     r.utilization[gpu] = {h.count, h.count ? h.sum / static_cast<double>(h.count) : 0,
                           Percentile(h.bins, h.count, 0.5), Percentile(h.bins, h.count, 0.95)};
   }
-  for (const auto& [gpu, fl] : energy_first_last_)
-    r.energy_joules[gpu] = std::max(0.0, fl.second - fl.first);
+  // The driver's energy counter where it advanced while the job ran; else
+  // (a job shorter than the counter's period, or no counter) the power
+  // samples integrated.
+  for (const auto& [gpu, fl] : energy_first_last_) {
+    if (fl.second > fl.first) r.energy_joules[gpu] = fl.second - fl.first;
+  }
+  for (const auto& [gpu, p] : power_) {
+    if (!r.energy_joules.count(gpu) && p.joules > 0) r.energy_joules[gpu] = p.joules;
+  }
   for (const auto& [gpu, t] : starved) {
     if (r.gpus.count(gpu)) r.starved[gpu] = t;
   }

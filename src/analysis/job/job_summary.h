@@ -134,6 +134,14 @@ class JobSummary {
   std::set<std::uint32_t> job_pids_;  // every pid of the job seen on a GPU
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;
+  // Power integrated over the samples (trapezoids), for a job shorter than
+  // the energy counter's period (the counter did not advance while it ran).
+  struct PowerIntegral {
+    double joules = 0;
+    std::optional<std::chrono::system_clock::time_point> last;
+    double last_watts = 0;
+  };
+  std::map<int, PowerIntegral> power_;
   std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;
 };
 

@@ -64,6 +64,25 @@ TEST(JobSummary, AJobTooShortForAVerdictSaysSoNotNoLeak) {
   EXPECT_EQ(JobReportToJson(r)["sampled_seconds"], 40.0);
 }
 
+// Energy: the driver's counter where it advanced during the job; a job
+// shorter than the counter's period (it reads the same value throughout)
+// gets its power samples integrated instead of 0 J.
+TEST(JobSummary, EnergyComesFromTheCounterOrFromPowerWhenTheCounterDidNotMove) {
+  const auto job = [](bool counter_moves) {
+    JobSummary summary({"python", "train.py"}, kT0);
+    for (int t = 0; t <= 3; ++t) {
+      Snapshot s = At(seconds(t));
+      s.devices[0].fields[FieldId::kPowerDrawWatts] = Reading::Number(500);
+      s.devices[0].fields[FieldId::kEnergyJoules] =
+          Reading::Number(1e6 + (counter_moves ? 480.0 * t : 0));
+      summary.Observe(s, {42});
+    }
+    return summary.Finish(kT0 + seconds(3), 0, {}, {});
+  };
+  EXPECT_DOUBLE_EQ(job(true).energy_joules.at(0), 1440) << "the counter: 3 s at 480 W";
+  EXPECT_DOUBLE_EQ(job(false).energy_joules.at(0), 1500) << "the power samples: 3 s at 500 W";
+}
+
 TEST(JobSummary, AnUnmonitoredJobSaysSoInsteadOfClaimingNoGpu) {
   JobReport r = JobSummary({"python", "train.py"}, kT0).Finish(kT0 + seconds(5), 3, {}, {});
   EXPECT_NE(Rows(r).find("GPUs none: no process of the job used a GPU"), std::string::npos);
