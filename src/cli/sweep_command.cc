@@ -155,10 +155,12 @@ Result<engine::SweepPlan> Plan(const CommonArgs& common, SweepArgs& args,
       return Status::InvalidArgument(fmt::format(
           "the command has no {{bs}} for the values to go in: \"{}\"", args.command.front()));
     }
-    auto v = PositiveList<long>("--values", args.values.empty() ? "8,16,32,64" : args.values,
-                                args.max_value);
+    // Without --values: 8, 16 and two runs the fit places towards the edge.
+    auto v =
+        PositiveList<long>("--values", args.values.empty() ? "8,16" : args.values, args.max_value);
     if (!v) return v.error();
     plan.values = *v;
+    if (args.values.empty()) plan.placed = 2;
   }
   auto margin = Margin(args.margin);
   if (!margin) return margin.error();
@@ -310,8 +312,10 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
       "sweep",
       "Run a job at several batch sizes: memory fit, largest batch, OOM boundary, jobs "
       "per GPU");
-  s->add_option("--values", args->values,
-                "Values for {bs} in the command, in order (default 8,16,32,64)");
+  s->add_option(
+      "--values", args->values,
+      "Values for {bs} in the command, in order (default 8, 16, then two placed by their fit: "
+      "an eighth and a quarter of its largest batch, at least doubling)");
   s->add_flag("--search", args->search,
               "Then find the out-of-memory boundary: predicted from the fit, confirmed around it");
   s->add_flag("--until-oom", args->until_oom,

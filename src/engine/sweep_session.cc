@@ -108,6 +108,15 @@ sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const Sw
     Conclude(plan, s);
     return s;
   }
+  // The fit's largest value under all free memory, from the runs so far.
+  const auto predicted = [&]() -> std::optional<long> {
+    sweep::SweepResult probe = s;
+    SweepPlan at_capacity = plan;
+    at_capacity.margin = 0;  // the boundary is where memory runs out
+    Conclude(at_capacity, probe);
+    return probe.capacity ? probe.capacity->largest : std::optional<long>();
+  };
+  const auto ran_out = [&] { return sweep::BoundaryOf(Trials(s.runs)).smallest_oom.has_value(); };
   bool go_on = true;
   for (long v : plan.values) {
     if (!(go_on = run(v, 1))) break;
@@ -115,20 +124,20 @@ sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const Sw
     // goes on, below it.
     if (s.runs.back().verdict == sweep::RunVerdict::kOom && plan.mode != Mode::kSearch) break;
   }
+  // The placed runs go up from the last value; once one ran out of memory
+  // the ceiling is known and there is nothing to place.
+  for (int i = 0; go_on && i < plan.placed && !s.runs.empty() && !ran_out(); ++i) {
+    const long v = sweep::PlacedValue(s.runs.back().value, predicted(), i, plan.max_value);
+    if (v <= s.runs.back().value) break;  // at --max-value
+    go_on = run(v, 1);
+  }
+  const std::size_t given = s.runs.size();
   while (go_on && (plan.mode == Mode::kSearch || plan.mode == Mode::kUntilOom) &&
          static_cast<int>(s.runs.size()) < plan.max_trials) {
-    std::optional<long> next;
-    if (plan.mode == Mode::kUntilOom) {
-      next = sweep::NextUntilOom(Trials(s.runs), plan.max_value);
-    } else {
-      sweep::SweepResult probe = s;
-      SweepPlan at_capacity = plan;
-      at_capacity.margin = 0;  // the boundary is where memory runs out
-      Conclude(at_capacity, probe);
-      const std::optional<long> predicted =
-          probe.capacity ? probe.capacity->largest : std::optional<long>();
-      next = sweep::NextSearchValue(Trials(s.runs), predicted, plan.max_value, plan.values.size());
-    }
+    const std::optional<long> next =
+        plan.mode == Mode::kUntilOom
+            ? sweep::NextUntilOom(Trials(s.runs), plan.max_value)
+            : sweep::NextSearchValue(Trials(s.runs), predicted(), plan.max_value, given);
     if (!next) break;
     go_on = run(*next, 1);
   }

@@ -16,7 +16,10 @@ namespace gpuwatch::engine {
 
 struct SweepPlan {
   sweep::SweepResult::Mode mode = sweep::SweepResult::Mode::kValues;
-  std::vector<long> values;      // in order; 0 alone: the command takes no value
+  std::vector<long> values;  // in order; 0 alone: the command takes no value
+  // Runs after `values` whose value the fit of the runs before places
+  // (sweep::PlacedValue): the default sweep is 8, 16 and 2 placed runs.
+  int placed = 0;
   std::vector<int> concurrency;  // copies per level (kConcurrency)
   double margin = 0.10;
   long max_value = 1L << 20;

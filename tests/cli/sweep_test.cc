@@ -88,6 +88,24 @@ TEST_F(Sweep, ValuesGiveALinearFitAndTheLargestBatchUnderTheMargin) {
   EXPECT_NE(r.err.find("bs 8: fits"), std::string::npos) << "progress on stderr: " << r.err;
 }
 
+// Without --values: 8 and 16, then two runs the fit of the runs before
+// places at an eighth and a quarter of its largest batch (the scenario's
+// H200: (free - 2 GiB) / 48 MiB), in multiples of 8.
+TEST_F(Sweep, WithoutValuesTheThirdAndFourthRunsArePlacedByTheFit) {
+  const Out r = Run("--json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  ASSERT_EQ(j["runs"].size(), 4u) << j["runs"].dump();
+  const double free = j["free_memory_bytes"].get<double>();
+  const long edge = static_cast<long>((free - 2 * kGiB) / (48 * kMiB));
+  EXPECT_EQ(j["runs"][0]["value"], 8);
+  EXPECT_EQ(j["runs"][1]["value"], 16);
+  EXPECT_EQ(j["runs"][2]["value"].get<long>(), edge / 8 / 8 * 8);
+  EXPECT_EQ(j["runs"][3]["value"].get<long>(), edge / 4 / 8 * 8);
+  EXPECT_EQ(j["largest_fitting"]["value"].get<long>(),
+            static_cast<long>((0.9 * free - 2 * kGiB) / (48 * kMiB)));
+}
+
 TEST_F(Sweep, TheTableNamesTheVerdictAndTheLargestBatch) {
   const Out r = Run("--values 8,16,32 --margin 20%");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -60,6 +60,13 @@ std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optio
   return guess;
 }
 
+long PlacedValue(long previous, std::optional<long> predicted, int placed_before, long max_value) {
+  long v = previous * 2;
+  if (predicted) v = std::max(v, *predicted / (placed_before == 0 ? 8 : 4));
+  if (v >= 64) v = v / 8 * 8;
+  return std::max(1L, std::min(v, max_value));
+}
+
 std::optional<long> NextUntilOom(const std::vector<Trial>& trials, long max_value) {
   const Boundary b = BoundaryOf(trials);
   if (b.smallest_oom || !b.largest_fit || *b.largest_fit >= max_value) return std::nullopt;

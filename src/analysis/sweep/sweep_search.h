@@ -46,6 +46,16 @@ Boundary BoundaryOf(const std::vector<Trial>& trials);
 std::optional<long> NextSearchValue(const std::vector<Trial>& trials, std::optional<long> predicted,
                                     long max_value, std::size_t given = 0);
 
+// The default sweep's third and fourth values, placed by the fit of the runs
+// before them: an eighth, then a quarter of `predicted` (the fit's largest
+// value under all free memory), but at least twice `previous`; rounded down
+// to a multiple of 8 from 64 on, and at most `max_value`. `placed_before`
+// counts the placed runs already made (0 or 1). Runs at 8 and 16 alone
+// extrapolate some 200-fold to a large GPU's edge, and what a job holds at a
+// tiny batch (a fixed cuDNN workspace, a larger share of allocator cache)
+// bends that line; runs spread towards the edge leave less to extrapolate.
+long PlacedValue(long previous, std::optional<long> predicted, int placed_before, long max_value);
+
 // The next value for --until-oom: double the largest that fit, none after
 // the first out-of-memory (or past `max_value`).
 std::optional<long> NextUntilOom(const std::vector<Trial>& trials, long max_value);

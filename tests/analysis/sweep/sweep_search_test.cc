@@ -97,6 +97,18 @@ TEST(SweepSearch, AFitAboveAFailureIsNotTheBoundary) {
   EXPECT_EQ(*b.smallest_oom, 16);
 }
 
+// The default sweep's third and fourth runs: an eighth and a quarter of the
+// fit's largest value, never less than doubling, in multiples of 8 from 64.
+TEST(SweepSearch, PlacedValuesSpreadTowardsThePredictedEdge) {
+  EXPECT_EQ(PlacedValue(16, 2860, 0, 1 << 20), 352);  // 2860 / 8 = 357, down to a multiple of 8
+  EXPECT_EQ(PlacedValue(352, 2860, 1, 1 << 20), 712);
+  EXPECT_EQ(PlacedValue(16, 127, 0, 1 << 20), 32) << "an eighth under doubling: doubling";
+  EXPECT_EQ(PlacedValue(32, 127, 1, 1 << 20), 64);
+  EXPECT_EQ(PlacedValue(16, std::nullopt, 0, 1 << 20), 32) << "no fit: doubling";
+  EXPECT_EQ(PlacedValue(16, 2860, 0, 100), 100) << "at most --max-value";
+  EXPECT_EQ(PlacedValue(33, std::nullopt, 0, 1 << 20), 64) << "66 down to a multiple of 8";
+}
+
 TEST(SweepSearch, UntilOomDoublesUntilTheFirstFailure) {
   EXPECT_EQ(NextUntilOom({{32, kFits}}, 1 << 20), 64);
   EXPECT_EQ(NextUntilOom({{32, kFits}, {64, kFits}}, 1 << 20), 128);
