@@ -9,7 +9,7 @@
 #     cp -L /lib/x86_64-linux-gnu/$l .devtree/lib/; done
 # (not libstdc++, libssl or libz: the machine's own are newer, and its python3 loads them too).
 #  1. `sweep --search` on ResNet-50 and on a GPT-2-size decoder (tests/gpu/sweep_models.py),
-#     each from the default 4 small runs (8, 16, 32, 64); the table, the JSON and the wall
+#     each from the default 4 small runs (8, 16 and two the fit places); the table, the JSON and the wall
 #     time of each into $OUT.
 #  2. `sweep --concurrency 1,2,3,4` of a small MLP.
 #  3. A torch training loop and JAX's pre-allocation under `gpuwatch run` (the summaries
