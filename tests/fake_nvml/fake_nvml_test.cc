@@ -44,6 +44,35 @@ TEST_F(FakeNvml, ScenarioIsReReadAfterShutdownAndInit) {
   EXPECT_EQ(NVML(nvmlDeviceGetIndex)(second, &index), NVML_ERROR_INVALID_ARGUMENT);
 }
 
+TEST_F(FakeNvml, TheInitClockRestartsForAnotherScenarioFileOnly) {
+  // Utilization steps from 10 to 90 at t = 2 s of the init clock.
+  const std::string text =
+      "clock: init\n"
+      "devices:\n"
+      "  - name: NVIDIA H200\n"
+      "    utilization_gpu: {steps: [[0, 10], [2, 90]]}\n";
+  const std::string first = Write("clock_first.yaml", text);
+  const std::string second = Write("clock_second.yaml", text);
+  const auto live = [](const std::string& path) {
+    setenv("GPUWATCH_FAKE_SCENARIO", path.c_str(), 1);
+    unsetenv("GPUWATCH_FAKE_TIME");
+    ASSERT_EQ(NVML(nvmlInit_v2)(), NVML_SUCCESS);
+  };
+  live(first);
+  EXPECT_EQ(Utilization(Device(0)), 10u);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (Utilization(Device(0)) != 90u && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(Utilization(Device(0)), 90u);
+  ASSERT_EQ(NVML(nvmlShutdown)(), NVML_SUCCESS);
+  live(first);
+  EXPECT_EQ(Utilization(Device(0)), 90u) << "a re-init of the same file keeps its timeline";
+  ASSERT_EQ(NVML(nvmlShutdown)(), NVML_SUCCESS);
+  live(second);
+  EXPECT_EQ(Utilization(Device(0)), 10u) << "another file starts its own timeline at t = 0";
+}
+
 TEST_F(FakeNvml, ErrorStringsAreNvidias) {
   EXPECT_STREQ(NVML(nvmlErrorString)(NVML_SUCCESS), "Success");
   EXPECT_STREQ(NVML(nvmlErrorString)(NVML_ERROR_UNINITIALIZED), "Uninitialized");

@@ -33,7 +33,13 @@ nvmlReturn_t FakeNvml::Init() {
     return NVML_ERROR_UNKNOWN;
   }
   if (loaded.scenario->init_error != NVML_SUCCESS) return loaded.scenario->init_error;
-  if (!first_init_) first_init_ = std::chrono::steady_clock::now();
+  // The init clock counts from the first nvmlInit of this scenario file: a
+  // re-init of the same file (a driver reload) keeps its timeline, another
+  // file starts its own at t = 0.
+  if (!first_init_ || clock_scenario_ != path) {
+    first_init_ = std::chrono::steady_clock::now();
+    clock_scenario_ = path;
+  }
   scenario_ = std::move(loaded.scenario);
   clock_ =
       ScenarioClock(scenario_->clock, scenario_->period_s, scenario_->time_scale, *first_init_);

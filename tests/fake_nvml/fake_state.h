@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -108,7 +109,8 @@ class FakeNvml {
   std::vector<std::unique_ptr<nvmlDevice_st>> handles_;  // guarded by mu_; never shrinks
   std::vector<std::unique_ptr<nvmlEventSet_st>> event_sets_;  // guarded by mu_; never shrinks
   std::optional<std::chrono::steady_clock::time_point> first_init_;  // guarded by mu_
-  ScenarioClock clock_;                                              // guarded by mu_
+  std::string clock_scenario_;  // guarded by mu_; the file first_init_ belongs to
+  ScenarioClock clock_;         // guarded by mu_
 };
 
 template <typename Body>
