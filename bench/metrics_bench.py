@@ -1,14 +1,16 @@
 """/metrics latency and throughput of `gpuwatch serve` on 8 GPUs x 64 processes
 (fake NVML, --process-metrics: the largest body), next to the reference of the
 same run: Prometheus' own /metrics page (Go client_golang), served on this
-machine by the Debian `prometheus` server, through the same client code.
+machine by the Debian `prometheus` server, loaded the same way.
 
     python3 bench/metrics_bench.py BUILD_DIR [SECONDS] [CONNECTIONS]
 
-Each connection is a keep-alive HTTP/1.1 client in its own thread asking
-again as soon as it has the body; latency is per request (client side),
-throughput the total of all connections. Prints p50 / p99 / mean latency,
-requests per second, body size and series count for both, and the ratios."""
+The load is wrk (Debian's `wrk`; apt-get install wrk): CONNECTIONS (default 8)
+keep-alive HTTP/1.1 clients on 2 threads, each asking again as soon as it has
+the body, for SECONDS (default 20), twice per endpoint: as Prometheus asks
+(its Accept header and Accept-Encoding: gzip) and plain (no compression).
+Latency is per request at the client (wrk's p50 / p99), throughput the total.
+Prints both endpoints, the series count and body sizes, and the ratios."""
 import os
 import shutil
 import subprocess
@@ -16,11 +18,53 @@ import sys
 import tempfile
 import time
 
-from httpload import free_port, load, wait_http
+from httpload import free_port, wait_http
+
+# What Prometheus 2.x sends when it scrapes.
+PROMETHEUS_HEADERS = [
+    "Accept: application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;"
+    "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+    "Accept-Encoding: gzip",
+]
+
+
+def to_ms(text):
+    for unit, scale in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
+        if text.endswith(unit):
+            return float(text[: -len(unit)]) * scale
+    raise ValueError(text)
+
+
+def wrk(port, seconds, connections, headers):
+    args = ["wrk", "-t2", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "--timeout", "5s"]
+    for h in headers:
+        args += ["-H", h]
+    out = subprocess.run(args + [f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True,
+                         check=True).stdout
+    r = {}
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 2 and f[0] in ("50%", "99%"):
+            r["p" + f[0][:-1] + "_ms"] = to_ms(f[1])
+        elif line.startswith("Requests/sec:"):
+            r["rps"] = float(f[1])
+        elif "requests in" in line:
+            r["requests"] = int(f[0])
+        elif "Non-2xx" in line or "Socket errors" in line:
+            r.setdefault("errors", []).append(line.strip())
+    return r
+
+
+def body_size(port, headers):
+    args = ["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}"]
+    for h in headers:
+        args += ["-H", h]
+    return int(subprocess.run(args + [f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True,
+                              check=True).stdout)
 
 build = sys.argv[1]
 seconds = float(sys.argv[2]) if len(sys.argv) > 2 else 20
-connections = int(sys.argv[3]) if len(sys.argv) > 3 else 4
+connections = int(sys.argv[3]) if len(sys.argv) > 3 else 8
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -53,24 +97,27 @@ try:
         [shutil.which("prometheus") or "/usr/bin/prometheus", f"--config.file={tmp}/prometheus.yml",
          f"--storage.tsdb.path={tmp}/data", f"--web.listen-address=127.0.0.1:{prom_port}"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for port in (gw_port, prom_port):
+        wait_http(port, "/metrics")
+    time.sleep(3)  # a few samples in
     bodies = {"gpuwatch serve /metrics (8 GPUs x 64 processes)": (gw_port, wait_http(gw_port, "/metrics")),
               "prometheus' own /metrics (client_golang)": (prom_port, wait_http(prom_port, "/metrics"))}
-    time.sleep(2)  # a few samples in
     results = {}
     for name, (port, body) in bodies.items():
-        load(port, "/metrics", 2, connections)  # warm-up
-        r = load(port, "/metrics", seconds, connections)
-        series = sum(1 for line in wait_http(port, "/metrics").decode().splitlines() if line and not line.startswith("#"))
-        r["series"] = series
-        r["bytes"] = len(wait_http(port, "/metrics"))
-        results[name] = r
-        print(f"{name}: p50={r['p50_ms']:.2f} ms p99={r['p99_ms']:.2f} ms mean={r['mean_ms']:.2f} ms "
-              f"rps={r['rps']:.0f} ({r['requests']} requests, {connections} connections, {seconds:.0f} s) "
-              f"series={series} bytes={r['bytes']}")
-    (a, b) = results.values()
-    print(f"ratio gpuwatch/prometheus: p50={a['p50_ms'] / b['p50_ms']:.2f} p99={a['p99_ms'] / b['p99_ms']:.2f} "
-          f"rps={a['rps'] / b['rps']:.2f}; per series: p50 {1e3 * a['p50_ms'] / a['series']:.2f} vs "
-          f"{1e3 * b['p50_ms'] / b['series']:.2f} us")
+        series = sum(1 for line in body.decode().splitlines() if line and not line.startswith("#"))
+        for how, headers in (("as Prometheus asks (gzip)", PROMETHEUS_HEADERS), ("plain", [])):
+            wrk(port, 2, connections, headers)  # warm-up
+            r = wrk(port, seconds, connections, headers)
+            r["series"], r["bytes"] = series, body_size(port, headers)
+            results[(name, how)] = r
+            print(f"{name}, {how}: p50={r['p50_ms']:.3f} ms p99={r['p99_ms']:.3f} ms rps={r['rps']:.0f} "
+                  f"({r['requests']} requests, {connections} connections, {seconds:.0f} s) "
+                  f"series={series} body={r['bytes']} bytes {' '.join(r.get('errors', []))}")
+    names = list(bodies)
+    for how in ("as Prometheus asks (gzip)", "plain"):
+        a, b = results[(names[0], how)], results[(names[1], how)]
+        print(f"ratio gpuwatch/prometheus, {how}: p50={a['p50_ms'] / b['p50_ms']:.2f} "
+              f"p99={a['p99_ms'] / b['p99_ms']:.2f} rps={a['rps'] / b['rps']:.2f}")
 finally:
     for p in procs:
         p.terminate()

@@ -5,7 +5,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev zlib1g-dev
   libcpp-httplib-dev sqlite3 chromium prometheus curl python3-yaml python3-kubernetes
   python3-dev python3-venv python3-pybind11 pybind11-dev python3-pytest python3-torch
   zsh fish groff-base man-db

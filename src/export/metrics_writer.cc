@@ -65,6 +65,12 @@ void Writer::Add(std::string_view name, Type type, std::string_view help, const 
 }
 
 std::string Writer::Finish() const {
+  std::string out = Families();
+  if (format_ == MetricsFormat::kOpenMetrics) out += "# EOF\n";
+  return out;
+}
+
+std::string Writer::Families() const {
   const bool om = format_ == MetricsFormat::kOpenMetrics;
   std::string out;
   for (const auto& f : families_) {
@@ -98,7 +104,6 @@ std::string Writer::Finish() const {
       out += '\n';
     }
   }
-  if (om) out += "# EOF\n";
   return out;
 }
 

@@ -34,7 +34,11 @@ class Writer {
   // `name` as samples are written: counters end in _total, info in _info.
   void Add(std::string_view name, Type type, std::string_view help, const Labels& labels,
            double value);
+  // The families, then (OpenMetrics) `# EOF`.
   std::string Finish() const;
+  // The families alone: a document's first part, which another writer's
+  // Finish() ends.
+  std::string Families() const;
 
  private:
   struct Family {

@@ -214,7 +214,7 @@ std::string_view MetricsContentType(MetricsFormat format) {
              : "text/plain; version=0.0.4; charset=utf-8";
 }
 
-std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
+std::string RenderPublishedMetrics(const MetricsInput& in, const MetricsOptions& o) {
   Writer w(o.format);
   const Labels host = {{"hostname", in.hostname}};
   if (in.snapshot != nullptr) {
@@ -234,7 +234,6 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
     for (const auto& d : s.devices) AddDevice(w, d, in.hostname, o);
     for (const auto& m : s.mig_devices) AddMig(w, m, Parent(s, m), in.hostname);
   }
-  if (in.leases) AddLeaseSeries(w, in.snapshot, *in.leases, in, o);
 
   // One series per (rule, severity, GPU), however many processes it fired for.
   std::set<std::tuple<std::string, std::string, int>> alerts;
@@ -290,6 +289,32 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
 
   if (in.snapshot != nullptr) AddDiagnoses(w, *in.snapshot, in);
 
+  if (o.process_metrics) {
+    for (const ProcessFrameworkMemory& f : in.framework) {
+      for (const auto& [kind, bytes] : f.bytes) {
+        w.Add(
+            "gpuwatch_framework_memory_bytes", Type::kGauge,
+            "Memory a process's framework reports (allocated, reserved, ...), over serve --socket",
+            {{"gpu", std::to_string(f.gpu)},
+             {"hostname", in.hostname},
+             {"pid", std::to_string(f.pid)},
+             {"framework", f.framework},
+             {"kind", kind}},
+            bytes);
+      }
+    }
+  }
+  if (o.dcgm_compat && in.snapshot != nullptr) metrics::AddDcgm(w, *in.snapshot, in.hostname);
+  if (o.nvidia_smi_compat && in.snapshot != nullptr) {
+    metrics::AddNvidiaSmi(w, *in.snapshot, o.process_metrics);
+  }
+  return w.Families();
+}
+
+std::string RenderLiveMetrics(const MetricsInput& in, const MetricsOptions& o) {
+  Writer w(o.format);
+  const Labels host = {{"hostname", in.hostname}};
+  if (in.leases) AddLeaseSeries(w, in.snapshot, *in.leases, in, o);
   const ExporterStats& st = in.stats;
   w.Add("gpuwatch_exporter_build_info", Type::kInfo, "The gpuwatch build",
         {{"version", st.version}, {"hostname", in.hostname}}, 1);
@@ -325,26 +350,11 @@ std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
           "Failed NVML calls (not 'not supported'), by call",
           {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
   }
-  if (o.process_metrics) {
-    for (const ProcessFrameworkMemory& f : in.framework) {
-      for (const auto& [kind, bytes] : f.bytes) {
-        w.Add(
-            "gpuwatch_framework_memory_bytes", Type::kGauge,
-            "Memory a process's framework reports (allocated, reserved, ...), over serve --socket",
-            {{"gpu", std::to_string(f.gpu)},
-             {"hostname", in.hostname},
-             {"pid", std::to_string(f.pid)},
-             {"framework", f.framework},
-             {"kind", kind}},
-            bytes);
-      }
-    }
-  }
-  if (o.dcgm_compat && in.snapshot != nullptr) metrics::AddDcgm(w, *in.snapshot, in.hostname);
-  if (o.nvidia_smi_compat && in.snapshot != nullptr) {
-    metrics::AddNvidiaSmi(w, *in.snapshot, o.process_metrics);
-  }
   return w.Finish();
+}
+
+std::string RenderMetrics(const MetricsInput& in, const MetricsOptions& o) {
+  return RenderPublishedMetrics(in, o) + RenderLiveMetrics(in, o);
 }
 
 }  // namespace gpuwatch

@@ -64,6 +64,17 @@ struct MetricsInput {
   std::chrono::system_clock::time_point now;
 };
 
+// /metrics in two parts whose families are disjoint, so that a server renders
+// the first once per sample and only the second per scrape:
+//  - what one publication holds (the snapshot, alerts, leaks, diagnoses,
+//    framework memory, the compatibility families): everything but
+//    `stats`, `leases` and `now`; no OpenMetrics `# EOF`;
+//  - what changes between scrapes: the lease series (the file as this
+//    request read it, waits counted to `now`) and the exporter's own
+//    counters; it ends the document (`# EOF` in OpenMetrics).
+std::string RenderPublishedMetrics(const MetricsInput& input, const MetricsOptions& options);
+std::string RenderLiveMetrics(const MetricsInput& input, const MetricsOptions& options);
+// The whole document: the two parts, one after the other.
 std::string RenderMetrics(const MetricsInput& input, const MetricsOptions& options);
 
 }  // namespace gpuwatch

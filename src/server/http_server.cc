@@ -4,9 +4,11 @@
 #include <httplib.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <set>
 
@@ -14,6 +16,7 @@
 #include "server/admission.h"
 #include "server/basic_auth.h"
 #include "server/host_names.h"
+#include "server/metrics_body.h"
 #include "webassets/web_assets.h"
 
 namespace gpuwatch::server {
@@ -28,6 +31,39 @@ void SendJson(httplib::Response& res, const json& body, int status = 200) {
 
 void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, json{{"error", message}}, status);
+}
+
+// /metrics: the cached head, then the live tail; gzip when the client takes it
+// (one member: the head's blocks as cached, the tail compressed now). Served
+// from a content provider: the head is not copied, and cpp-httplib, which
+// compresses text bodies itself, leaves a provider's bytes as they are.
+void SendMetrics(httplib::Response& res, std::shared_ptr<const MetricsHead> head, std::string tail,
+                 bool gzip, const std::string& content_type) {
+  struct Body {
+    std::shared_ptr<const MetricsHead> head;
+    std::string tail;  // the live part; with gzip, the whole member
+    std::size_t head_size = 0;
+  };
+  auto body = std::make_shared<Body>();
+  if (gzip) {
+    body->tail = GzipJoin(*head, tail);
+    res.set_header("Content-Encoding", "gzip");
+  } else {
+    body->head_size = head->text.size();
+    body->head = std::move(head);
+    body->tail = std::move(tail);
+  }
+  res.set_header("Vary", "Accept-Encoding");
+  const std::size_t size = body->head_size + body->tail.size();
+  res.set_content_provider(
+      size, content_type, [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        if (offset < body->head_size) {
+          const std::size_t n = std::min(length, body->head_size - offset);
+          return sink.write(body->head->text.data() + offset, n);
+        }
+        const std::size_t at = offset - body->head_size;
+        return sink.write(body->tail.data() + at, std::min(length, body->tail.size() - at));
+      });
 }
 
 // A query parameter as a number, finite and within +-1e11 (times are Unix
@@ -111,6 +147,7 @@ struct HttpServer::Impl {
   Authenticator auth;
   std::set<std::string> hosts;  // the Host names accepted ("*": any)
   std::shared_ptr<AdmissionStats> admission = std::make_shared<AdmissionStats>();
+  MetricsHeads heads;  // /metrics' published part, per format
 
   // The lease file now; nullopt when this server shows no leases.
   std::optional<LeaseRead> ReadLeases() const {
@@ -308,7 +345,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     // A lease file that cannot be read leaves the lease series out (unknown, not 0).
     if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
     in.now = std::chrono::system_clock::now();
-    res.set_content(RenderMetrics(in, mo), std::string(MetricsContentType(mo.format)));
+    // The published part once per sample; per scrape only the live part.
+    auto head =
+        self->heads.Get(p.version, mo.format, [&] { return RenderPublishedMetrics(in, mo); });
+    SendMetrics(res, std::move(head), RenderLiveMetrics(in, mo),
+                AcceptsGzip(req.get_header_value("Accept-Encoding")),
+                std::string(MetricsContentType(mo.format)));
   });
   for (const char* probe : {"/healthz", "/readyz"}) {
     srv.Get(probe, [self](const httplib::Request& req, httplib::Response& res) {

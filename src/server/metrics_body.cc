@@ -1,0 +1,124 @@
+#include "server/metrics_body.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cctype>
+#include <optional>
+#include <stdexcept>
+
+namespace gpuwatch::server {
+namespace {
+
+// Raw deflate (no zlib or gzip framing) of `text` into `out`, ending with
+// `flush`: Z_FULL_FLUSH leaves the stream on a byte boundary with no final
+// block and no reference back, Z_FINISH writes the final block.
+void RawDeflate(std::string_view text, int flush, std::string& out) {
+  z_stream z{};
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+    throw std::runtime_error("zlib: deflateInit2 failed");
+  }
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  z.avail_in = static_cast<uInt>(text.size());
+  const std::size_t start = out.size();
+  out.resize(start + deflateBound(&z, z.avail_in) + 16);
+  z.next_out = reinterpret_cast<Bytef*>(out.data() + start);
+  z.avail_out = static_cast<uInt>(out.size() - start);
+  const int rc = deflate(&z, flush);
+  const std::size_t written = out.size() - start - z.avail_out;
+  deflateEnd(&z);
+  if (rc != Z_OK && rc != Z_STREAM_END) throw std::runtime_error("zlib: deflate failed");
+  out.resize(start + written);
+}
+
+void PutLittleEndian32(std::string& out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+std::uint32_t Crc(std::string_view text) {
+  return static_cast<std::uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef*>(text.data()), static_cast<uInt>(text.size())));
+}
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+std::string DeflateFlushed(std::string_view text) {
+  std::string out;
+  RawDeflate(text, Z_FULL_FLUSH, out);
+  return out;
+}
+
+std::string GzipJoin(const MetricsHead& head, std::string_view tail) {
+  // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
+  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+  out.reserve(out.size() + head.deflated.size() + tail.size() / 2 + 64);
+  out += head.deflated;
+  RawDeflate(tail, Z_FINISH, out);
+  const auto crc = static_cast<std::uint32_t>(
+      crc32_combine(head.crc, Crc(tail), static_cast<z_off_t>(tail.size())));
+  PutLittleEndian32(out, crc);
+  PutLittleEndian32(out, static_cast<std::uint32_t>(head.text.size() + tail.size()));
+  return out;
+}
+
+bool AcceptsGzip(std::string_view header) {
+  // The weight of gzip (or x-gzip) when listed, else of *; q=0 refuses.
+  std::optional<bool> gzip, any;
+  const std::string value = Lower(header);
+  std::string_view rest = value;
+  while (!rest.empty()) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    const std::size_t semi = item.find(';');
+    const std::string_view coding = Trim(item.substr(0, semi));
+    bool accepted = true;
+    if (semi != std::string_view::npos) {
+      std::string_view param = Trim(item.substr(semi + 1));
+      if (param.starts_with("q=")) {
+        param.remove_prefix(2);
+        accepted = param.find_first_not_of("0.") != std::string_view::npos;  // 0, 0.0, 0.000
+      }
+    }
+    if (coding == "gzip" || coding == "x-gzip") gzip = gzip.value_or(false) || accepted;
+    if (coding == "*") any = accepted;
+  }
+  return gzip.value_or(any.value_or(false));
+}
+
+MetricsHead RenderHead(std::uint64_t version, std::string text) {
+  MetricsHead head;
+  head.version = version;
+  head.text = std::move(text);
+  head.deflated = DeflateFlushed(head.text);
+  head.crc = Crc(head.text);
+  return head;
+}
+
+std::shared_ptr<const MetricsHead> MetricsHeads::Get(std::uint64_t version, MetricsFormat format,
+                                                     const std::function<std::string()>& render) {
+  const auto slot = static_cast<std::size_t>(format == MetricsFormat::kOpenMetrics);
+  MutexLock lock(mu_);
+  std::shared_ptr<const MetricsHead>& held = held_[slot];
+  if (held != nullptr && held->version == version) return held;
+  auto head = std::make_shared<const MetricsHead>(RenderHead(version, render()));
+  // A scrape that read an older publication than the one held (it raced a
+  // newer sample) keeps the newer one for the scrapes after it.
+  if (held == nullptr || held->version < version) held = head;
+  return head;
+}
+
+}  // namespace gpuwatch::server
