@@ -33,36 +33,32 @@ void SendError(httplib::Response& res, int status, const std::string& message) {
   SendJson(res, json{{"error", message}}, status);
 }
 
-// /metrics: the cached head, then the live tail; gzip when the client takes it
-// (one member: the head's blocks as cached, the tail compressed now). Served
-// from a content provider: the head is not copied, and cpp-httplib, which
-// compresses text bodies itself, leaves a provider's bytes as they are.
+// /metrics: the cached head, then the live tail; gzip when the client takes
+// it (one member: the head's blocks as cached, the tail compressed now).
+// Served from a content provider: the head is not copied, and cpp-httplib,
+// which compresses text bodies itself, leaves a provider's bytes as they are.
 void SendMetrics(httplib::Response& res, std::shared_ptr<const MetricsHead> head, std::string tail,
                  bool gzip, const std::string& content_type) {
   struct Body {
     std::shared_ptr<const MetricsHead> head;
-    std::string tail;  // the live part; with gzip, the whole member
-    std::size_t head_size = 0;
+    const std::string* start = nullptr;  // the head's text or gzip start
+    std::string end;                     // the tail, or its gzip end
   };
   auto body = std::make_shared<Body>();
-  if (gzip) {
-    body->tail = GzipJoin(*head, tail);
-    res.set_header("Content-Encoding", "gzip");
-  } else {
-    body->head_size = head->text.size();
-    body->head = std::move(head);
-    body->tail = std::move(tail);
-  }
+  body->start = gzip ? &head->gzip_start : &head->text;
+  body->end = gzip ? GzipEnd(*head, tail) : std::move(tail);
+  body->head = std::move(head);
+  if (gzip) res.set_header("Content-Encoding", "gzip");
   res.set_header("Vary", "Accept-Encoding");
-  const std::size_t size = body->head_size + body->tail.size();
   res.set_content_provider(
-      size, content_type, [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
-        if (offset < body->head_size) {
-          const std::size_t n = std::min(length, body->head_size - offset);
-          return sink.write(body->head->text.data() + offset, n);
+      body->start->size() + body->end.size(), content_type,
+      [body](std::size_t offset, std::size_t length, httplib::DataSink& sink) {
+        const std::string& start = *body->start;
+        if (offset < start.size()) {
+          return sink.write(start.data() + offset, std::min(length, start.size() - offset));
         }
-        const std::size_t at = offset - body->head_size;
-        return sink.write(body->tail.data() + at, std::min(length, body->tail.size() - at));
+        const std::size_t at = offset - start.size();
+        return sink.write(body->end.data() + at, std::min(length, body->end.size() - at));
       });
 }
 

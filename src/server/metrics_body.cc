@@ -10,12 +10,17 @@
 namespace gpuwatch::server {
 namespace {
 
-// Raw deflate (no zlib or gzip framing) of `text` into `out`, ending with
-// `flush`: Z_FULL_FLUSH leaves the stream on a byte boundary with no final
-// block and no reference back, Z_FINISH writes the final block.
+// Raw deflate (no zlib or gzip framing) of `text` appended to `out`, ending
+// with `flush`: Z_FULL_FLUSH leaves the stream on a byte boundary with no
+// final block and no reference back, Z_FINISH writes the final block. The
+// window is no larger than the text (a scrape's small live part then costs
+// a small allocation, not zlib's default 256 KiB).
 void RawDeflate(std::string_view text, int flush, std::string& out) {
+  int window_bits = 9;  // zlib's smallest for raw deflate
+  while (window_bits < 15 && (std::size_t{1} << window_bits) < text.size()) ++window_bits;
   z_stream z{};
-  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -15, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+  if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -window_bits, window_bits - 7,
+                   Z_DEFAULT_STRATEGY) != Z_OK) {
     throw std::runtime_error("zlib: deflateInit2 failed");
   }
   z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
@@ -55,17 +60,8 @@ std::string_view Trim(std::string_view s) {
 
 }  // namespace
 
-std::string DeflateFlushed(std::string_view text) {
+std::string GzipEnd(const MetricsHead& head, std::string_view tail) {
   std::string out;
-  RawDeflate(text, Z_FULL_FLUSH, out);
-  return out;
-}
-
-std::string GzipJoin(const MetricsHead& head, std::string_view tail) {
-  // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
-  std::string out("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
-  out.reserve(out.size() + head.deflated.size() + tail.size() / 2 + 64);
-  out += head.deflated;
   RawDeflate(tail, Z_FINISH, out);
   const auto crc = static_cast<std::uint32_t>(
       crc32_combine(head.crc, Crc(tail), static_cast<z_off_t>(tail.size())));
@@ -103,7 +99,9 @@ MetricsHead RenderHead(std::uint64_t version, std::string text) {
   MetricsHead head;
   head.version = version;
   head.text = std::move(text);
-  head.deflated = DeflateFlushed(head.text);
+  // Header: magic, deflate, no flags, no time, no extra flags, OS unknown.
+  head.gzip_start.assign("\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff", 10);
+  RawDeflate(head.text, Z_FULL_FLUSH, head.gzip_start);
   head.crc = Crc(head.text);
   return head;
 }

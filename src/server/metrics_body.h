@@ -20,14 +20,16 @@ namespace gpuwatch::server {
 struct MetricsHead {
   std::uint64_t version = 0;  // the publication it renders
   std::string text;
-  std::string deflated;   // raw deflate of text, flushed to a byte boundary, no final block
+  // The start of a gzip member (RFC 1952): its header and text's deflate
+  // blocks, flushed to a byte boundary, no final block.
+  std::string gzip_start;
   std::uint32_t crc = 0;  // CRC-32 of text
 };
 
-// `text` as MetricsHead::deflated holds it.
-std::string DeflateFlushed(std::string_view text);
-// One gzip member whose content is head.text followed by tail.
-std::string GzipJoin(const MetricsHead& head, std::string_view tail);
+// What follows head.gzip_start to make one gzip member whose content is
+// head.text then tail: tail's deflate blocks, the final one last, and the
+// trailer (CRC-32 and length of the whole).
+std::string GzipEnd(const MetricsHead& head, std::string_view tail);
 // Whether an Accept-Encoding header value takes gzip: gzip or x-gzip listed
 // without q=0, or else * without q=0.
 bool AcceptsGzip(std::string_view accept_encoding);
