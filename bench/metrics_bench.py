@@ -55,6 +55,11 @@ def wrk(port, seconds, connections, headers):
     return r
 
 
+def cpu_seconds(pid):
+    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
+
+
 def body_size(port, headers):
     args = ["curl", "-s", "-o", "/dev/null", "-w", "%{size_download}"]
     for h in headers:
@@ -102,22 +107,28 @@ try:
     time.sleep(3)  # a few samples in
     bodies = {"gpuwatch serve /metrics (8 GPUs x 64 processes)": (gw_port, wait_http(gw_port, "/metrics")),
               "prometheus' own /metrics (client_golang)": (prom_port, wait_http(prom_port, "/metrics"))}
+    pids = dict(zip(bodies, (procs[0].pid, procs[1].pid)))
     results = {}
     for name, (port, body) in bodies.items():
         series = sum(1 for line in body.decode().splitlines() if line and not line.startswith("#"))
         for how, headers in (("as Prometheus asks (gzip)", PROMETHEUS_HEADERS), ("plain", [])):
             wrk(port, 2, connections, headers)  # warm-up
+            cpu0 = cpu_seconds(pids[name])
             r = wrk(port, seconds, connections, headers)
+            # The server's CPU per scrape (for gpuwatch also its 1 s sampling, ~1 % of it).
+            r["cpu_us"] = 1e6 * (cpu_seconds(pids[name]) - cpu0) / max(1, r["requests"])
             r["series"], r["bytes"] = series, body_size(port, headers)
             results[(name, how)] = r
             print(f"{name}, {how}: p50={r['p50_ms']:.3f} ms p99={r['p99_ms']:.3f} ms rps={r['rps']:.0f} "
                   f"({r['requests']} requests, {connections} connections, {seconds:.0f} s) "
-                  f"series={series} body={r['bytes']} bytes {' '.join(r.get('errors', []))}")
+                  f"series={series} body={r['bytes']} bytes, server CPU {r['cpu_us']:.0f} us a scrape "
+                  f"{' '.join(r.get('errors', []))}")
     names = list(bodies)
     for how in ("as Prometheus asks (gzip)", "plain"):
         a, b = results[(names[0], how)], results[(names[1], how)]
         print(f"ratio gpuwatch/prometheus, {how}: p50={a['p50_ms'] / b['p50_ms']:.2f} "
-              f"p99={a['p99_ms'] / b['p99_ms']:.2f} rps={a['rps'] / b['rps']:.2f}")
+              f"p99={a['p99_ms'] / b['p99_ms']:.2f} rps={a['rps'] / b['rps']:.2f} "
+              f"CPU per scrape={a['cpu_us'] / b['cpu_us']:.2f}")
 finally:
     for p in procs:
         p.terminate()

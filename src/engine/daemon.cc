@@ -279,8 +279,8 @@ class Daemon {
       }
       const auto published = hub_->Latest();
       bool known = false;
-      if (published.snapshot) {
-        for (const auto& d : published.snapshot->devices) known = known || d.index == q.device;
+      if (published->snapshot) {
+        for (const auto& d : published->snapshot->devices) known = known || d.index == q.device;
       }
       if (!known) return Status::NotFound(fmt::format("no GPU {}", q.device));
       return RingHistoryDocument(

@@ -157,7 +157,8 @@ struct HttpServer::Impl {
     if (path == "/healthz") return {200, "ok\n"};
     const std::string why = hub->NotReady();
     if (!why.empty()) return {503, "not ready: " + why + "\n"};
-    const Published p = hub->Latest();
+    const auto held = hub->Latest();
+    const Published& p = *held;
     if (p.snapshot && p.snapshot->stale) {
       return {503, "not ready: the driver is not answering (serving the last snapshot)\n"};
     }
@@ -322,7 +323,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     self->hub->CountScrape();
     MetricsOptions mo = self->options.metrics;
     mo.format = NegotiateMetricsFormat(req.get_header_value("Accept"));
-    const Published p = self->hub->Latest();
+    const auto held = self->hub->Latest();
+    const Published& p = *held;
     MetricsInput in;
     in.snapshot = p.snapshot.get();
     in.hostname = self->options.api.hostname;
@@ -357,12 +359,12 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   }
   srv.Get("/api/v1/snapshot", [self](const httplib::Request&, httplib::Response& res) {
     const auto leases = self->ReadLeases();
-    SendJson(res,
-             SnapshotDocument(self->hub->Latest(), self->options.api, leases ? &*leases : nullptr));
+    SendJson(res, SnapshotDocument(*self->hub->Latest(), self->options.api,
+                                   leases ? &*leases : nullptr));
   });
   srv.Get("/api/v1/devices", [self](const httplib::Request&, httplib::Response& res) {
     const auto leases = self->ReadLeases();
-    SendJson(res, DevicesDocument(self->hub->Latest(), leases ? &*leases : nullptr));
+    SendJson(res, DevicesDocument(*self->hub->Latest(), leases ? &*leases : nullptr));
   });
   srv.Get("/api/v1/leases", [self](const httplib::Request&, httplib::Response& res) {
     const auto leases = self->ReadLeases();
@@ -372,7 +374,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     SendJson(res, LeasesDocument(**leases));
   });
   srv.Get("/api/v1/processes", [self](const httplib::Request&, httplib::Response& res) {
-    SendJson(res, ProcessesDocument(self->hub->Latest()));
+    SendJson(res, ProcessesDocument(*self->hub->Latest()));
   });
   srv.Get("/api/v1/events", [self](const httplib::Request& req, httplib::Response& res) {
     auto since = NumberParam(req, "since", 0);
@@ -469,7 +471,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
             } else {
               cursor->events = self->hub->event_count();
             }
-            const Published p = self->hub->Latest();
+            const auto held = self->hub->Latest();
+            const Published& p = *held;
             cursor->version = p.version;
             const auto leases = self->ReadLeases();
             first +=
@@ -486,7 +489,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
           }
           if (self->hub->stopped() || self->stopping) return false;
           std::string out = events_after(cursor->events);
-          const Published p = self->hub->Latest();
+          const auto held = self->hub->Latest();
+          const Published& p = *held;
           if (p.version > cursor->version) {
             cursor->version = p.version;
             const auto leases = self->ReadLeases();
@@ -512,7 +516,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     srv.Get("/", [self, live = DashboardPage(web::kDashboardHtml, false),
                   demo = DashboardPage(web::kDashboardHtml, true)](const httplib::Request&,
                                                                    httplib::Response& res) {
-      const Published p = self->hub->Latest();
+      const auto held = self->hub->Latest();
+      const Published& p = *held;
       const bool is_demo = self->options.demo || (p.snapshot && p.snapshot->demo);
       res.set_header("Content-Security-Policy",
                      "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:");

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "core/mutex.h"
 
@@ -12,15 +13,18 @@ void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::A
                   std::vector<ProcessFrameworkMemory> framework,
                   std::vector<Preallocation> preallocated,
                   std::vector<StandingDiagnosis> diagnoses) {
+  auto next = std::make_shared<Published>();
+  next->snapshot = std::move(snapshot);
+  next->alerts = std::move(alerts);
+  next->leaks = std::move(leaks);
+  next->framework = std::move(framework);
+  next->preallocated = std::move(preallocated);
+  next->diagnoses = std::move(diagnoses);
+  std::shared_ptr<const Published> previous;  // released after the lock
   {
     MutexLock lock(mu_);
-    latest_.snapshot = std::move(snapshot);
-    latest_.alerts = std::move(alerts);
-    latest_.leaks = std::move(leaks);
-    latest_.framework = std::move(framework);
-    latest_.preallocated = std::move(preallocated);
-    latest_.diagnoses = std::move(diagnoses);
-    ++latest_.version;
+    next->version = latest_->version + 1;
+    previous = std::exchange(latest_, std::move(next));
     for (const auto& e : events) {
       const bool mark = e.kind == Event::Kind::kMark;
       auto& ring = mark ? marks_ : events_;
@@ -53,7 +57,7 @@ void Hub::Wake() {
   changed_.NotifyAll();
 }
 
-Published Hub::Latest() const {
+std::shared_ptr<const Published> Hub::Latest() const {
   MutexLock lock(mu_);
   return latest_;
 }
@@ -118,7 +122,7 @@ bool Hub::Wait(std::uint64_t version, std::uint64_t events,
   MutexLock lock(mu_);
   const std::uint64_t wakes = wakes_;
   return changed_.WaitFor(lock, timeout, [&]() REQUIRES(mu_) {
-    return stopped_ || wakes_ != wakes || latest_.version > version || event_count_ > events;
+    return stopped_ || wakes_ != wakes || latest_->version > version || event_count_ > events;
   });
 }
 
@@ -135,13 +139,13 @@ void Hub::CountErrors(const std::map<std::string, std::uint64_t>& by_call) {
 ExporterStats Hub::Stats() const {
   MutexLock lock(mu_);
   ExporterStats s = stats_;
-  if (latest_.snapshot) {
+  if (latest_->snapshot) {
     s.last_sample_age_seconds =
-        std::chrono::duration<double>(std::chrono::system_clock::now() - latest_.snapshot->time)
+        std::chrono::duration<double>(std::chrono::system_clock::now() - latest_->snapshot->time)
             .count();
     s.sample_duration_seconds =
-        static_cast<double>(latest_.snapshot->sample_duration.count()) / 1e6;
-    s.sampler_hung = latest_.snapshot->stale;
+        static_cast<double>(latest_->snapshot->sample_duration.count()) / 1e6;
+    s.sampler_hung = latest_->snapshot->stale;
   }
   return s;
 }

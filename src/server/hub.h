@@ -33,7 +33,8 @@ class Hub {
   void Stop();  // wakes every waiting stream; they end
   void Wake();  // wakes every waiting stream (a server stopping checks its own flag)
 
-  Published Latest() const;
+  // The newest publication, immutable: a scrape holds it without copying.
+  std::shared_ptr<const Published> Latest() const;
   std::string NotReady() const;
   bool stopped() const;
 
@@ -74,7 +75,7 @@ class Hub {
   std::size_t max_marks_;
   mutable Mutex mu_;
   mutable CondVar changed_;
-  Published latest_;
+  std::shared_ptr<const Published> latest_ = std::make_shared<const Published>();  // never null
   std::string not_ready_ = "starting";
   bool stopped_ = false;
   std::uint64_t wakes_ = 0;
