@@ -89,7 +89,6 @@ void ObserveAccepts(bool on) { t_observe_accepts = on; }
 
 Admission::Admission(AdmissionOptions options) : options_(std::move(options)) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back([this] { Work(); });
   watchdog_ = std::thread([this] { Watch(); });
   shedder_ = std::thread([this] { Shed(); });
 }
@@ -101,32 +100,55 @@ Admission::~Admission() {
 
 void Admission::enqueue(std::function<void()> fn) {
   const int fd = TakeAccepted();
+  std::vector<std::thread> ended;
+  bool admitted = false;
   {
     MutexLock lock(mu_);
-    const auto admitted = static_cast<std::size_t>(running_) + queue_.size();
+    const auto taken = static_cast<std::size_t>(running_) + queue_.size();
     if (fd < 0 ||
-        (!stopping_ && admitted < static_cast<std::size_t>(options_.workers + options_.queue))) {
+        (!stopping_ && taken < static_cast<std::size_t>(options_.workers + options_.queue))) {
       queue_.push_back(Job{std::move(fn), fd});
+      ended = TakeEnded();
+      if (!stopping_ && static_cast<std::size_t>(idle_) < queue_.size() &&
+          workers_.size() < static_cast<std::size_t>(options_.workers)) {
+        workers_.emplace_back([this] { Work(); });
+      }
       cv_.NotifyOne();
-      return;
+      admitted = true;
     }
   }
+  for (auto& t : ended) t.join();
   // Not admitted: the job is dropped, and its socket is the shedder's to answer and close.
-  AddShed(fd);
+  if (!admitted) AddShed(fd);
+}
+
+std::vector<std::thread> Admission::TakeEnded() {
+  std::vector<std::thread> ended;
+  for (const auto id : ended_) {
+    auto it = std::find_if(workers_.begin(), workers_.end(),
+                           [id](const std::thread& t) { return t.get_id() == id; });
+    if (it == workers_.end()) continue;
+    ended.push_back(std::move(*it));
+    workers_.erase(it);
+  }
+  ended_.clear();
+  return ended;
 }
 
 void Admission::shutdown() {
+  std::vector<std::thread> workers;
   {
     MutexLock lock(mu_);
     if (stopping_ && workers_.empty()) return;
     stopping_ = true;
+    workers.swap(workers_);
+    ended_.clear();
   }
   cv_.NotifyAll();
   watch_cv_.NotifyAll();
   const std::uint64_t one = 1;
   if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
-  for (auto& t : workers_) t.join();
-  workers_.clear();
+  for (auto& t : workers) t.join();
   if (watchdog_.joinable()) watchdog_.join();
   if (shedder_.joinable()) shedder_.join();
 }
@@ -147,8 +169,19 @@ void Admission::Work() {
     Job job;
     {
       MutexLock lock(mu_);
-      cv_.Wait(lock, [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopping, and every admitted connection served
+      ++idle_;
+      const bool woken = cv_.WaitFor(lock, options_.idle_exit,
+                                     [&]() REQUIRES(mu_) { return stopping_ || !queue_.empty(); });
+      --idle_;
+      if (queue_.empty()) {
+        if (stopping_) return;  // every admitted connection served
+        // Idle too long: this worker ends unless it is the last one.
+        if (!woken && workers_.size() - ended_.size() > 1) {
+          ended_.push_back(std::this_thread::get_id());
+          return;
+        }
+        continue;
+      }
       job = std::move(queue_.front());
       queue_.pop_front();
       ++running_;
@@ -166,6 +199,7 @@ void Admission::Work() {
       MutexLock lock(mu_);
       live_.push_back(&conn);
     }
+    watch_cv_.NotifyAll();  // the watchdog sleeps while no connection is live
     t_connection = &conn;
     job.fn();  // cpp-httplib serves the connection and closes its socket
     t_connection = nullptr;
@@ -195,6 +229,10 @@ void Admission::Watch() {
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.request_deadline).count();
   MutexLock lock(mu_);
   while (!stopping_) {
+    if (live_.empty()) {
+      watch_cv_.Wait(lock, [&]() REQUIRES(mu_) { return stopping_ || !live_.empty(); });
+      continue;
+    }
     watch_cv_.WaitFor(lock, std::chrono::milliseconds(100));
     const std::int64_t now = NowNs();
     for (Connection* c : live_) {

@@ -5,7 +5,9 @@
 // one byte a second, would hold every worker. Admission is the server's task
 // queue: it sees each accepted socket (the listen thread's accept() is
 // observed, see ObserveAccepts), runs at most `workers` connections with
-// `queue` more waiting, and gives the rest to a shedder thread that answers
+// `queue` more waiting (a worker thread starts when a connection finds none
+// idle, and one idle for `idle_exit` ends unless it is the last, so an idle
+// server holds one), and gives the rest to a shedder thread that answers
 // them without a worker: the probes (/healthz, /readyz) get their real answer,
 // anything else 503 with Retry-After. A watchdog shuts down an admitted
 // connection whose request has not arrived whole within `request_deadline` of
@@ -45,8 +47,10 @@ struct ProbeAnswer {
 };
 
 struct AdmissionOptions {
-  int workers = 32;
+  int workers = 32;  // at most this many worker threads, started as connections need them
   int queue = 32;
+  // A worker with no connection for this long ends, unless it is the last.
+  std::chrono::milliseconds idle_exit{10'000};
   std::chrono::milliseconds request_deadline{10'000};
   // Bytes read of a request before it is whole (request line and headers;
   // no route takes a body; what waits unread in the kernel does not count).
@@ -83,6 +87,8 @@ class Admission final : public httplib::TaskQueue {
     int fd;
   };
   void Work();
+  // Removes the workers that ended from workers_, to be joined outside mu_.
+  std::vector<std::thread> TakeEnded() REQUIRES(mu_);
   void Watch();
   void Shed();
   void AddShed(int fd);
@@ -97,14 +103,16 @@ class Admission final : public httplib::TaskQueue {
   Mutex mu_;
   CondVar cv_;
   std::deque<Job> queue_ GUARDED_BY(mu_);
-  int running_ GUARDED_BY(mu_) = 0;
+  int running_ GUARDED_BY(mu_) = 0;  // workers serving a connection
+  int idle_ GUARDED_BY(mu_) = 0;     // workers waiting for one
+  std::vector<std::thread> workers_ GUARDED_BY(mu_);
+  std::vector<std::thread::id> ended_ GUARDED_BY(mu_);  // workers that returned, to join
   bool stopping_ GUARDED_BY(mu_) = false;
   std::vector<Connection*> live_ GUARDED_BY(mu_);
   std::vector<int> shed_incoming_ GUARDED_BY(mu_);
   std::vector<int> drain_incoming_ GUARDED_BY(mu_);
   int wake_fd_ = -1;  // eventfd waking the shedder
   CondVar watch_cv_;
-  std::vector<std::thread> workers_;
   std::thread watchdog_, shedder_;
 };
 

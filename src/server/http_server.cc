@@ -247,6 +247,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   AdmissionOptions admission;
   admission.workers = options.workers;
   admission.queue = options.queue;
+  admission.idle_exit = options.idle_worker_exit;
   admission.request_deadline = options.request_deadline;
   admission.plain_http = !options.web.tls();
   admission.probe = [self](std::string_view path) { return self->Probe(path); };

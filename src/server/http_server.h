@@ -46,8 +46,10 @@ struct HttpOptions {
   // The source is the demo fleet: "/" says DEMO before the first sample (after it, each
   // snapshot's own demo flag counts too).
   bool demo = false;
-  int workers = 32;
-  int queue = 32;  // connections waiting for a worker; beyond, 503 (the probes still answer)
+  int workers = 32;  // worker threads at most, started as connections need them
+  int queue = 32;    // connections waiting for a worker; beyond, 503 (the probes still answer)
+  // A worker idle this long ends, unless it is the last.
+  std::chrono::milliseconds idle_worker_exit{10'000};
   // A request must arrive whole within this long of reaching a worker (or of
   // the previous response on a keep-alive connection), however slowly it trickles.
   std::chrono::milliseconds request_deadline{10'000};

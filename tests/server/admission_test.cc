@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <filesystem>
 #include <fstream>
 #include <thread>
 
@@ -31,9 +32,11 @@ std::shared_ptr<Hub> ReadyHub() {
   return hub;
 }
 
-std::unique_ptr<HttpServer> StartServer(std::shared_ptr<Hub> hub,
-                                        std::chrono::milliseconds deadline) {
+std::unique_ptr<HttpServer> StartServer(
+    std::shared_ptr<Hub> hub, std::chrono::milliseconds deadline,
+    std::chrono::milliseconds idle_worker_exit = std::chrono::seconds(10)) {
   HttpOptions o;
+  o.idle_worker_exit = idle_worker_exit;
   o.port = 0;
   o.version = "test";
   o.keepalive = std::chrono::seconds(1);
@@ -54,6 +57,24 @@ int Connect(int port) {
     return -1;
   }
   return fd;
+}
+
+// Threads of this process.
+int Threads() {
+  int n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// Waits up to 20 s for the thread count to become `want`; returns the last count.
+int WaitForThreads(int want) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  int n = Threads();
+  while (n != want && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    n = Threads();
+  }
+  return n;
 }
 
 double RssMiB() {
@@ -212,6 +233,30 @@ TEST(Admission, AStreamOutlivesTheRequestDeadline) {
     return !late;  // stop once data came after five deadlines
   });
   EXPECT_TRUE(late_data) << "the stream was still open after 2.5 s (keepalive every 1 s)";
+}
+
+TEST(Admission, WorkersStartAsConnectionsNeedThemAndIdleOnesEndButTheLast) {
+  auto server = StartServer(ReadyHub(), std::chrono::seconds(10), std::chrono::milliseconds(300));
+  ASSERT_TRUE(server);
+  httplib::Client c("127.0.0.1", server->port());
+  auto r = c.Get("/healthz");
+  ASSERT_TRUE(r);
+  // The listener, its watchdog and shedder (started with the listener), and the one worker
+  // that answered.
+  const int one_worker = Threads();
+
+  // Ten silent clients each hold a worker (their request never comes).
+  std::vector<int> holders;
+  for (int i = 0; i < 10; ++i) holders.push_back(Connect(server->port()));
+  EXPECT_EQ(WaitForThreads(one_worker + 9), one_worker + 9) << "one worker per connection";
+  for (int fd : holders) close(fd);
+
+  // Idle, the workers end but one, which still serves.
+  EXPECT_EQ(WaitForThreads(one_worker), one_worker);
+  r = c.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(Threads(), one_worker) << "one idle worker is enough for one client";
 }
 
 }  // namespace
