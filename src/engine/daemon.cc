@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "core/driver_calls.h"
+#include "core/field_history.h"
 #include "core/mutex.h"
 #include "engine/job_feed.h"
 #include "export/history_document.h"
@@ -20,6 +21,9 @@
 
 namespace gpuwatch::engine {
 namespace {
+
+// Samples /api/v1/history answers from memory without --db: 10 minutes at 1 Hz.
+constexpr std::size_t kRecentSamples = 600;
 
 class Daemon {
  public:
@@ -214,10 +218,6 @@ class Daemon {
       // Every snapshot in order (with --replay, every recorded sample).
       const std::unique_ptr<Sampler::Follower> follower = sampler->Follow();
       sampler->Start();
-      {
-        MutexLock lock(mu_);
-        sampler_ = sampler;
-      }
       while (true) {
         if (HandleRequests()) {
           sampler->Stop();
@@ -236,6 +236,10 @@ class Daemon {
         std::stable_sort(events.begin(), events.end(),
                          [](const Event& a, const Event& b) { return a.time < b.time; });
         if (!snap->stale) hub_->CountErrors(server::FailedCalls(*snap));
+        {
+          MutexLock lock(mu_);
+          recent_.Add(*snap);
+        }
         hub_->Publish(snap, pipeline_->ActiveAlerts(), pipeline_->leaks().Reports(), events,
                       framework_.Current(*snap), pipeline_->diagnoser().Preallocated(),
                       pipeline_->diagnoser().Standing());
@@ -272,20 +276,18 @@ class Daemon {
 
   Result<nlohmann::json> History(const server::HistoryQuery& q) {
     if (options_.outputs.db.empty()) {
-      std::shared_ptr<Sampler> sampler;
-      {
-        MutexLock lock(mu_);
-        sampler = sampler_;
-      }
       const auto published = hub_->Latest();
       bool known = false;
       if (published->snapshot) {
         for (const auto& d : published->snapshot->devices) known = known || d.index == q.device;
       }
       if (!known) return Status::NotFound(fmt::format("no GPU {}", q.device));
-      return RingHistoryDocument(
-          sampler ? sampler->History() : std::vector<std::shared_ptr<const Snapshot>>{}, q.device,
-          q.fields, q.from, q.to);
+      FieldHistory::Window window;
+      {
+        MutexLock lock(mu_);
+        window = recent_.Read(q.device, q.fields, q.from, q.to);
+      }
+      return RingHistoryDocument(window, q.device, q.fields);
     }
     MutexLock lock(history_mu_);
     if (!reader_) {
@@ -320,7 +322,8 @@ class Daemon {
   std::unique_ptr<JobSocket> socket_;
   FrameworkTable framework_;
   Mutex mu_;
-  std::shared_ptr<Sampler> sampler_ GUARDED_BY(mu_);  // the one sampling now, for /api/v1/history
+  // The last kRecentSamples samples' numbers, for /api/v1/history without --db.
+  FieldHistory recent_ GUARDED_BY(mu_){kRecentSamples};
   Mutex history_mu_;
   std::optional<store::HistoryReader> reader_ GUARDED_BY(history_mu_);
 };

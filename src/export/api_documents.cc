@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "export/lines.h"
 #include "export/snapshot_json.h"
 #include "export/snapshot_leases.h"
@@ -219,29 +221,17 @@ json EventsDocument(const std::vector<Event>& events) {
   return json{{"schema", kApiSchema}, {"events", std::move(list)}};
 }
 
-json RingHistoryDocument(const std::vector<std::shared_ptr<const Snapshot>>& ring, int device,
-                         const std::vector<FieldId>& fields,
-                         std::chrono::system_clock::time_point from,
-                         std::chrono::system_clock::time_point to) {
+json RingHistoryDocument(const FieldHistory::Window& window, int device,
+                         const std::vector<FieldId>& fields) {
   json t = json::array();
-  std::vector<json> values(fields.size(), json::array());
-  for (const auto& s : ring) {
-    if (s->stale || s->time < from || s->time >= to) continue;
-    const DeviceSample* d = nullptr;
-    for (const auto& candidate : s->devices) {
-      if (candidate.index == device) d = &candidate;
-    }
-    t.push_back(UnixSeconds(s->time));
-    for (std::size_t i = 0; i < fields.size(); ++i) {
-      const Reading* r =
-          d != nullptr && d->health == DeviceHealth::kOk ? &d->fields[fields[i]] : nullptr;
-      values[i].push_back(r != nullptr && r->is_number() ? json(r->number()) : json(nullptr));
-    }
-  }
+  for (const auto time : window.times) t.push_back(UnixSeconds(time));
   json out_fields = json::object();
   for (std::size_t i = 0; i < fields.size(); ++i) {
+    json values = json::array();
+    for (const double v : window.values[i])
+      values.push_back(std::isnan(v) ? json(nullptr) : json(v));
     out_fields[std::string(Info(fields[i]).key)] = {
-        {"avg", values[i]}, {"min", values[i]}, {"max", values[i]}};
+        {"avg", values}, {"min", values}, {"max", values}};
   }
   return json{{"schema", kApiSchema}, {"device", device},  {"tier", "memory"},
               {"step_seconds", 0},    {"t", std::move(t)}, {"fields", std::move(out_fields)}};

@@ -14,6 +14,7 @@
 #include "analysis/job/framework_table.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
+#include "core/field_history.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
@@ -57,11 +58,10 @@ nlohmann::json ProcessesDocument(const Published& p);
 nlohmann::json EventDocument(const Event& e);
 nlohmann::json EventsDocument(const std::vector<Event>& events);
 
-// History from the in-memory ring of snapshots (when there is no --db):
-// the same document as the SQLite-backed one, at the raw tier.
-nlohmann::json RingHistoryDocument(const std::vector<std::shared_ptr<const Snapshot>>& ring,
-                                   int device, const std::vector<FieldId>& fields,
-                                   std::chrono::system_clock::time_point from,
-                                   std::chrono::system_clock::time_point to);
+// History from the daemon's memory (when there is no --db): the same
+// document as the SQLite-backed one, at the raw tier; `window` is
+// FieldHistory::Read's answer for `device` and `fields`.
+nlohmann::json RingHistoryDocument(const FieldHistory::Window& window, int device,
+                                   const std::vector<FieldId>& fields);
 
 }  // namespace gpuwatch

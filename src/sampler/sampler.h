@@ -38,9 +38,11 @@ struct SamplerOptions {
   bool processes = true;
   // A GPU's read still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};
-  // Snapshots kept in memory (a ring); also how far a recording may run
-  // ahead of its slowest follower.
-  std::size_t history = 600;
+  // Snapshots kept in memory for followers (a ring): how far a follower may
+  // fall behind live GPUs before it skips, and how far a recording may run
+  // ahead of its slowest follower. What outlives it is kept as numbers by
+  // whoever needs it (the daemon's FieldHistory).
+  std::size_t history = 64;
 };
 
 class Sampler {
