@@ -140,7 +140,10 @@ def case_layout():
     charts, events) and back, and a terminal too small for anything."""
     t = Tmux(["--demo"], 80, 24)
     try:
-        s = t.wait(r"^\s+7 L40S")
+        # The first frames may come before the processes are attributed (under load, a
+        # capture can show GPU 7 with the table still empty): wait for the whole screen.
+        s = t.wait(lambda s: re.search(r"^\s+7 L40S", s, re.M) is not None and
+                   len(rows(s, r"^[ *]\s+4\d{4} ")) >= 5)
         gpus = rows(s, r"^\s+[0-7] \S.* MEM ")
         check(len(gpus) == 8, "8 GPU lines at 80x24", s)
         check("DEMO" in s.splitlines()[0], "the header says DEMO", s)
