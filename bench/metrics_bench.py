@@ -18,6 +18,7 @@ import sys
 import tempfile
 import time
 
+import fleet_scenario
 from httpload import free_port, wait_http
 
 # What Prometheus 2.x sends when it scrapes.
@@ -73,23 +74,11 @@ connections = int(sys.argv[3]) if len(sys.argv) > 3 else 8
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def scenario(path):
-    with open(path, "w") as f:
-        f.write("clock: wall\nperiod: 1h\ndevices:\n")
-        for g in range(8):
-            f.write(f"  - name: NVIDIA H200\n    utilization_gpu: {{constant: 80, noise: 5}}\n"
-                    f"    temperature_gpu: {{constant: 60, noise: 2}}\n    power_draw: {{constant: 500, noise: 20}}\n"
-                    f"    processes:\n")
-            for p in range(64):
-                f.write(f"      - {{pid: {100000 + g * 100 + p}, memory: {{constant: {1 + p % 2}GiB, noise: 10MiB}}, "
-                        f"sm_util: {{constant: 1, noise: 1}}}}\n")
-
-
 tmp = tempfile.mkdtemp()
 procs = []
 try:
     scen = os.path.join(tmp, "fleet.yaml")
-    scenario(scen)
+    fleet_scenario.write(scen)
     gw_port, prom_port = free_port(), free_port()
     env = dict(os.environ)
     env.pop("GPUWATCH_FAKE_TIME", None)

@@ -7,27 +7,33 @@ both run at the same time over the same period.
 Default: the 8-GPU demo fleet through the fake NVML (scenarios/demo.yaml).
 --real: the real driver (on a machine with GPUs). --serve: measure the daemon
 (`gpuwatch serve -i 1s` on a loopback port, /metrics scraped every 15 s as
-Prometheus would) instead of `watch`. Prints, per program, the CPU
-use in % of one core (utime+stime from /proc/PID/stat over wall time) and the
-peak RSS (VmHWM), then the ratios gpuwatch / C loop."""
+Prometheus would) instead of `watch`. --scenario FILE: the fake NVML driven by
+FILE instead of the demo fleet (bench/fleet_scenario.py writes 8 GPUs x 64
+processes). Prints, per program, the CPU use in % of one core (utime+stime
+from /proc/PID/stat over wall time), the peak RSS (VmHWM), the RSS and the
+thread count at the end (the steady state: the daemon idle between scrapes),
+then the ratios gpuwatch / C loop."""
 import os
 import subprocess
 import sys
 import time
 
+from httpload import free_port
+
 build = sys.argv[1]
 seconds = int(sys.argv[2]) if len(sys.argv) > 2 and sys.argv[2].isdigit() else 60
 real = "--real" in sys.argv
+scenario = sys.argv[sys.argv.index("--scenario") + 1] if "--scenario" in sys.argv else None
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 env = dict(os.environ)
 env.pop("GPUWATCH_FAKE_TIME", None)
 if not real:
-    env["GPUWATCH_FAKE_SCENARIO"] = os.path.join(root, "scenarios", "demo.yaml")
+    env["GPUWATCH_FAKE_SCENARIO"] = scenario or os.path.join(root, "scenarios", "demo.yaml")
     env["GPUWATCH_NVML_LIBRARY"] = os.path.join(build, "lib", "libnvidia-ml-fake.so")
 ticks = os.sysconf("SC_CLK_TCK")
-demo = [] if real else ["--demo"]
+demo = [] if real else ["--scenario", scenario] if scenario else ["--demo"]
 serve = "--serve" in sys.argv
-serve_port = 19890
+serve_port = free_port()
 gpuwatch_cmd = ([os.path.join(build, "gpuwatch"), *demo, "serve",
                  "-i", "1s", "--listen", f"127.0.0.1:{serve_port}"] if serve else
                 [os.path.join(build, "gpuwatch"), *demo, "watch", "-i", "1s", "--duration", f"{seconds}s",
@@ -57,19 +63,20 @@ def scraper():
 if serve:
     import threading
     threading.Thread(target=scraper, daemon=True).start()
-last = {name: (0, 0) for name in programs}
+last = {name: (0, 0, 0, 0) for name in programs}
 
 
 def read(pid):
+    """CPU ticks, peak RSS and RSS (KiB), threads."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     cpu = int(fields[11]) + int(fields[12])  # utime, stime (after state at index 0)
-    hwm = 0
+    status = {}
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmHWM:"):
-                hwm = int(line.split()[1])
-    return cpu, hwm
+            key, _, value = line.partition(":")
+            status[key] = value.split()
+    return cpu, int(status["VmHWM"][0]), int(status["VmRSS"][0]), int(status["Threads"][0])
 
 
 ended = {}
@@ -78,10 +85,10 @@ while len(ended) < len(procs):
         if name in ended:
             continue
         try:
-            cpu, hwm = read(p.pid)
+            cpu, hwm, rss, threads = read(p.pid)
+            last[name] = (cpu, max(hwm, last[name][1]), rss, threads)
+        except (FileNotFoundError, ProcessLookupError, IndexError, KeyError):
             # A zombie (exited, not yet reaped) still has its CPU times but no VmHWM.
-            last[name] = (cpu, max(hwm, last[name][1]))
-        except (FileNotFoundError, ProcessLookupError, IndexError):
             pass
         if serve and p.poll() is None and time.time() - started >= seconds:
             p.terminate()  # the daemon runs until told; its stats were read just above
@@ -93,11 +100,12 @@ if serve:
     print(f"scrapes of /metrics: {len(scrapes)} (bytes each: {scrapes[-1] if scrapes else 0})")
 results = {}
 for name, p in procs.items():
-    cpu, hwm = last[name]
+    cpu, hwm, rss, threads = last[name]
     wall = ended[name]
     results[name] = (100.0 * cpu / ticks / wall, hwm / 1024.0)
     print(f"{name:28s} cpu_percent={results[name][0]:.3f} peak_rss_mib={results[name][1]:.1f} "
-          f"wall_s={wall:.1f} exit={p.returncode}")
+          f"end_rss_mib={rss / 1024.0:.1f} end_threads={threads} wall_s={wall:.1f} "
+          f"exit={p.returncode}")
 (gw_cpu, gw_rss), (c_cpu, c_rss) = results.values()
 print(f"ratio cpu={gw_cpu / c_cpu if c_cpu else float('inf'):.2f} rss={gw_rss / c_rss:.2f}"
       f" (CPU is counted in clock ticks of 10 ms: runs shorter than a few minutes are coarse)")

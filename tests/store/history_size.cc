@@ -3,17 +3,22 @@
 // an H200 reports, with noise; `procs` processes per GPU) through
 // HistoryWriter, rolls them up, and prints the size of each table. With
 // --narrow it also writes the same raw samples as one row per
-// (ts, device, field) for comparison.
+// (ts, device, field) for comparison. Then it times the question a chart
+// asks: the last 24 hours of one GPU (the tier ChooseTier picks), for four
+// fields and for every stored field, each the median and the slowest of 20.
 //
 //   history_size OUT.db [gpus=1] [procs=2] [hours=24] [--narrow]
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
 
+#include "store/history_reader.h"
 #include "store/history_writer.h"
 #include "store/rollup.h"
 #include "store/schema.h"
@@ -157,6 +162,40 @@ void WriteNarrow(const std::string& path, int gpus, int procs, std::int64_t seco
               static_cast<std::uintmax_t>(std::filesystem::file_size(path)));
 }
 
+// Times HistoryReader::DeviceSamples over the 24 hours before `end` for GPU 0.
+void TimeDayQuery(const std::string& path, std::int64_t end_s) {
+  auto reader = gs::HistoryReader::Open(path);
+  if (!reader) return;
+  auto devices = reader->Devices();
+  if (!devices || devices->empty()) return;
+  const std::int64_t id = devices->front().id;
+  const gs::TimePoint to(std::chrono::seconds(1704067200 + end_s));
+  const gs::TimePoint from = to - std::chrono::hours(24);
+  const std::vector<FieldId> four = {FieldId::kMemoryUsedBytes, FieldId::kUtilizationGpuRatio,
+                                     FieldId::kTemperatureGpuCelsius, FieldId::kPowerDrawWatts};
+  const auto all = gs::StoredFields(gpuwatch::Scope::kDevice);
+  for (const auto* fields : {&four, &all}) {
+    std::vector<double> ms;
+    std::size_t points = 0;
+    for (int i = 0; i < 20; ++i) {
+      const auto start = std::chrono::steady_clock::now();
+      auto series = reader->DeviceSamples(id, *fields, from, to);
+      ms.push_back(
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+              .count());
+      if (!series) {
+        std::printf("24 h query failed: %s\n", series.error().message().c_str());
+        return;
+      }
+      points = series->points.size();
+    }
+    std::sort(ms.begin(), ms.end());
+    std::printf(
+        "24 h of GPU 0, %zu field(s), %zu points: median %.2f ms, slowest %.2f ms (20 runs)\n",
+        fields->size(), points, ms[ms.size() / 2], ms.back());
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -198,6 +237,7 @@ int main(int argc, char** argv) {
               static_cast<long long>(seconds), gpus, procs,
               static_cast<std::uintmax_t>(std::filesystem::file_size(path)));
   PrintTables(path);
+  TimeDayQuery(path, seconds);
   if (narrow) WriteNarrow(path + ".narrow", gpus, procs, seconds);
   return 0;
 }
