@@ -68,7 +68,6 @@ Result<std::unique_ptr<ActionRunner>> ActionRunner::Create(const RuleSet& rules,
       route.push_back(t);
     }
   }
-  runner->worker_ = std::jthread([r = runner.get()](std::stop_token stop) { r->Run(stop); });
   return runner;
 }
 
@@ -84,6 +83,10 @@ void ActionRunner::Submit(Event event) {
     ++stats_.dropped;
   }
   queue_.push_back(std::move(event));
+  // An idle daemon holds no thread for actions until there is something to deliver.
+  if (!worker_.joinable() && !stopped_) {
+    worker_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  }
   wake_.NotifyOne();
 }
 
@@ -92,10 +95,16 @@ void ActionRunner::Submit(const std::vector<Event>& events) {
 }
 
 void ActionRunner::Stop() {
-  if (!worker_.joinable()) return;
-  worker_.request_stop();
+  std::jthread worker;
+  {
+    MutexLock lock(mu_);
+    stopped_ = true;
+    worker = std::move(worker_);
+  }
+  if (!worker.joinable()) return;
+  worker.request_stop();
   wake_.NotifyAll();
-  worker_.join();
+  worker.join();
 }
 
 ActionStats ActionRunner::stats() const {

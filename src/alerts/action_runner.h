@@ -42,9 +42,9 @@ struct ActionStats {
 
 class ActionRunner {
  public:
-  // Builds every rule's transports (opens files, checks URLs) and starts the
-  // worker. Fails for an unwritable file, a bad URL, or a command action
-  // when commands are not allowed.
+  // Builds every rule's transports (opens files, checks URLs); the worker
+  // thread starts with the first event submitted. Fails for an unwritable file, a bad URL, or a
+  // command action when commands are not allowed.
   static Result<std::unique_ptr<ActionRunner>> Create(const RuleSet& rules,
                                                       ActionRunnerOptions options);
   ~ActionRunner();
@@ -73,7 +73,9 @@ class ActionRunner {
   std::deque<Event> queue_ GUARDED_BY(mu_);
   ActionStats stats_ GUARDED_BY(mu_);
   std::uint64_t dropped_reported_ = 0;  // worker thread only
-  std::jthread worker_;                 // last: starts after everything above exists
+  bool stopped_ GUARDED_BY(mu_) = false;
+  // Last: starts (on the first Submit) after everything above exists.
+  std::jthread worker_ GUARDED_BY(mu_);
 };
 
 }  // namespace gpuwatch::alerts

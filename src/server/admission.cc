@@ -26,6 +26,8 @@ constexpr auto kShedDrain = std::chrono::milliseconds(500);  // reading what fol
 constexpr std::size_t kShedBuffer = 4096;
 
 constexpr int kListenBacklog = 1024;
+// How often the shedder looks at the live connections' deadlines and sizes.
+constexpr auto kLiveCheckPeriod = std::chrono::milliseconds(100);
 
 thread_local bool t_observe_accepts = false;
 thread_local bool t_backlog_raised = false;
@@ -89,7 +91,6 @@ void ObserveAccepts(bool on) { t_observe_accepts = on; }
 
 Admission::Admission(AdmissionOptions options) : options_(std::move(options)) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  watchdog_ = std::thread([this] { Watch(); });
   shedder_ = std::thread([this] { Shed(); });
 }
 
@@ -145,11 +146,8 @@ void Admission::shutdown() {
     ended_.clear();
   }
   cv_.NotifyAll();
-  watch_cv_.NotifyAll();
-  const std::uint64_t one = 1;
-  if (wake_fd_ >= 0) (void)!write(wake_fd_, &one, sizeof one);
+  if (wake_fd_ >= 0) WakeShedder();
   for (auto& t : workers) t.join();
-  if (watchdog_.joinable()) watchdog_.join();
   if (shedder_.joinable()) shedder_.join();
 }
 
@@ -175,8 +173,8 @@ void Admission::Work() {
       --idle_;
       if (queue_.empty()) {
         if (stopping_) return;  // every admitted connection served
-        // Idle too long: this worker ends unless it is the last one.
-        if (!woken && workers_.size() - ended_.size() > 1) {
+        // Idle too long: this worker ends (a connection that comes later starts another).
+        if (!woken) {
           ended_.push_back(std::this_thread::get_id());
           return;
         }
@@ -195,11 +193,13 @@ void Admission::Work() {
     Connection conn;
     conn.fd = job.fd >= 0 ? fcntl(job.fd, F_DUPFD_CLOEXEC, 0) : -1;
     conn.since_ns = NowNs();
+    bool first_live = false;
     {
       MutexLock lock(mu_);
+      first_live = live_.empty();
       live_.push_back(&conn);
     }
-    watch_cv_.NotifyAll();  // the watchdog sleeps while no connection is live
+    if (first_live) WakeShedder();  // it checks live connections only while there are some
     t_connection = &conn;
     job.fn();  // cpp-httplib serves the connection and closes its socket
     t_connection = nullptr;
@@ -224,47 +224,44 @@ void Admission::Work() {
   }
 }
 
-void Admission::Watch() {
+void Admission::CheckLive() {
   const auto deadline_ns =
       std::chrono::duration_cast<std::chrono::nanoseconds>(options_.request_deadline).count();
-  MutexLock lock(mu_);
-  while (!stopping_) {
-    if (live_.empty()) {
-      watch_cv_.Wait(lock, [&]() REQUIRES(mu_) { return stopping_ || !live_.empty(); });
+  const std::int64_t now = NowNs();
+  for (Connection* c : live_) {
+    if (c->cut && !c->disconnected) {
+      // Still being read a tick after the cut: a client that keeps sending
+      // keeps the worker's reads fed despite SHUT_RD. Dissolving the
+      // connection (connect to AF_UNSPEC: a reset) purges the queue and
+      // ends them.
+      sockaddr unspec{};
+      unspec.sa_family = AF_UNSPEC;
+      (void)!connect(c->fd, &unspec, sizeof unspec);
+      c->disconnected = true;
       continue;
     }
-    watch_cv_.WaitFor(lock, std::chrono::milliseconds(100));
-    const std::int64_t now = NowNs();
-    for (Connection* c : live_) {
-      if (c->cut && !c->disconnected) {
-        // Still being read a tick after the cut: a client that keeps sending
-        // keeps the worker's reads fed despite SHUT_RD. Dissolving the
-        // connection (connect to AF_UNSPEC: a reset) purges the queue and
-        // ends them.
-        sockaddr unspec{};
-        unspec.sa_family = AF_UNSPEC;
-        (void)!connect(c->fd, &unspec, sizeof unspec);
-        c->disconnected = true;
-        continue;
-      }
-      if (c->cut || c->fd < 0 || c->handling) continue;
-      const bool late = now - c->since_ns > deadline_ns;
-      const std::uint64_t read = TcpBytesRead(c->fd), from = c->request_from;
-      const bool oversize = read > from && read - from > options_.max_request_bytes;
-      if (!late && !oversize) continue;
-      if (oversize && options_.plain_http) {
-        // Nothing of this request has been answered: the worker is still reading it.
-        const std::string answer = PlainResponse(
-            431, fmt::format("request header block over {} bytes\n", options_.max_request_bytes),
-            false);
-        (void)!send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
-      }
-      // Wakes the worker's blocked read with end-of-file; cpp-httplib then closes.
-      ::shutdown(c->fd, SHUT_RDWR);
-      c->cut = true;
-      (oversize ? options_.stats->oversize_cuts : options_.stats->deadline_cuts)++;
+    if (c->cut || c->fd < 0 || c->handling) continue;
+    const bool late = now - c->since_ns > deadline_ns;
+    const std::uint64_t read = TcpBytesRead(c->fd), from = c->request_from;
+    const bool oversize = read > from && read - from > options_.max_request_bytes;
+    if (!late && !oversize) continue;
+    if (oversize && options_.plain_http) {
+      // Nothing of this request has been answered: the worker is still reading it.
+      const std::string answer = PlainResponse(
+          431, fmt::format("request header block over {} bytes\n", options_.max_request_bytes),
+          false);
+      (void)!send(c->fd, answer.data(), answer.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
     }
+    // Wakes the worker's blocked read with end-of-file; cpp-httplib then closes.
+    ::shutdown(c->fd, SHUT_RDWR);
+    c->cut = true;
+    (oversize ? options_.stats->oversize_cuts : options_.stats->deadline_cuts)++;
   }
+}
+
+void Admission::WakeShedder() {
+  const std::uint64_t one = 1;
+  (void)!write(wake_fd_, &one, sizeof one);
 }
 
 bool Admission::GiveToShedder(bool drain, int fd) {
@@ -274,8 +271,7 @@ bool Admission::GiveToShedder(bool drain, int fd) {
     return false;
   }
   incoming.push_back(fd);
-  const std::uint64_t one = 1;
-  (void)!write(wake_fd_, &one, sizeof one);
+  WakeShedder();
   return true;
 }
 
@@ -318,10 +314,17 @@ void Answer(Shedding& s, const AdmissionOptions& options) {
 void Admission::Shed() {
   std::vector<Shedding> conns;
   std::vector<pollfd> fds;
+  auto next_check = Clock::now();
   for (;;) {
+    bool any_live = false;
     {
       MutexLock lock(mu_);
       if (stopping_) break;
+      any_live = !live_.empty();
+      if (any_live && Clock::now() >= next_check) {
+        CheckLive();
+        next_check = Clock::now() + kLiveCheckPeriod;
+      }
       for (int fd : shed_incoming_) {
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
         conns.push_back(Shedding{fd, Clock::now() + kShedRequestWait, {}, false});
@@ -334,7 +337,7 @@ void Admission::Shed() {
       drain_incoming_.clear();
     }
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
-    auto next = Clock::now() + std::chrono::seconds(1);
+    auto next = any_live ? next_check : Clock::now() + std::chrono::seconds(1);
     for (const Shedding& s : conns) {
       fds.push_back(pollfd{s.fd, POLLIN, 0});
       next = std::min(next, s.deadline);

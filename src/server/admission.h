@@ -6,10 +6,10 @@
 // queue: it sees each accepted socket (the listen thread's accept() is
 // observed, see ObserveAccepts), runs at most `workers` connections with
 // `queue` more waiting (a worker thread starts when a connection finds none
-// idle, and one idle for `idle_exit` ends unless it is the last, so an idle
-// server holds one), and gives the rest to a shedder thread that answers
-// them without a worker: the probes (/healthz, /readyz) get their real answer,
-// anything else 503 with Retry-After. A watchdog shuts down an admitted
+// idle, and one idle for `idle_exit` ends, so an idle server holds none), and
+// gives the rest to a shedder thread that answers them without a worker: the
+// probes (/healthz, /readyz) get their real answer, anything else 503 with
+// Retry-After. The same thread, while connections are live, shuts down an admitted
 // connection whose request has not arrived whole within `request_deadline` of
 // the connection reaching a worker, or of its previous response, and one
 // whose worker has read more than `max_request_bytes` of it before the
@@ -49,12 +49,12 @@ struct ProbeAnswer {
 struct AdmissionOptions {
   int workers = 32;  // at most this many worker threads, started as connections need them
   int queue = 32;
-  // A worker with no connection for this long ends, unless it is the last.
+  // A worker with no connection for this long ends.
   std::chrono::milliseconds idle_exit{10'000};
   std::chrono::milliseconds request_deadline{10'000};
   // Bytes read of a request before it is whole (request line and headers;
   // no route takes a body; what waits unread in the kernel does not count).
-  // Checked every watchdog tick (100 ms), so a fast client may overshoot by
+  // Checked every 100 ms, so a fast client may overshoot by
   // what is read in one.
   std::uint64_t max_request_bytes = 32 * 1024;
   // Plain HTTP: the shedder answers. TLS: it can only close.
@@ -89,7 +89,10 @@ class Admission final : public httplib::TaskQueue {
   void Work();
   // Removes the workers that ended from workers_, to be joined outside mu_.
   std::vector<std::thread> TakeEnded() REQUIRES(mu_);
-  void Watch();
+  // Done on the shedder's thread every 100 ms while connections are live:
+  // cuts those past the deadline or over the size bound.
+  void CheckLive() REQUIRES(mu_);
+  void WakeShedder();
   void Shed();
   void AddShed(int fd);
   // Hands `fd` to the shedder through `incoming` (one of the two below);
@@ -112,8 +115,7 @@ class Admission final : public httplib::TaskQueue {
   std::vector<int> shed_incoming_ GUARDED_BY(mu_);
   std::vector<int> drain_incoming_ GUARDED_BY(mu_);
   int wake_fd_ = -1;  // eventfd waking the shedder
-  CondVar watch_cv_;
-  std::thread watchdog_, shedder_;
+  std::thread shedder_;
 };
 
 // Whether accept() on the calling thread is observed for Admission (set on

@@ -48,7 +48,7 @@ struct HttpOptions {
   bool demo = false;
   int workers = 32;  // worker threads at most, started as connections need them
   int queue = 32;    // connections waiting for a worker; beyond, 503 (the probes still answer)
-  // A worker idle this long ends, unless it is the last.
+  // A worker idle this long ends.
   std::chrono::milliseconds idle_worker_exit{10'000};
   // A request must arrive whole within this long of reaching a worker (or of
   // the previous response on a keep-alive connection), however slowly it trickles.
