@@ -80,17 +80,21 @@ def read(pid):
 
 
 ended = {}
+stopping = set()
 while len(ended) < len(procs):
     for name, p in procs.items():
         if name in ended:
             continue
         try:
             cpu, hwm, rss, threads = read(p.pid)
+            if name in stopping:  # shutting down: its RSS and threads are no longer the steady ones
+                rss, threads = last[name][2], last[name][3]
             last[name] = (cpu, max(hwm, last[name][1]), rss, threads)
         except (FileNotFoundError, ProcessLookupError, IndexError, KeyError):
             # A zombie (exited, not yet reaped) still has its CPU times but no VmHWM.
             pass
-        if serve and p.poll() is None and time.time() - started >= seconds:
+        if serve and p.poll() is None and time.time() - started >= seconds and name not in stopping:
+            stopping.add(name)
             p.terminate()  # the daemon runs until told; its stats were read just above
         if p.poll() is not None:
             ended[name] = time.time() - started

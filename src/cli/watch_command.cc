@@ -109,7 +109,7 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
     std::cerr << fmt::format(
         "gpuwatch: warning: {} sample(s) not analysed or written: the outputs fell {} samples "
         "behind the GPUs\n",
-        missed, options.history);
+        missed, RingSize(options));
   }
   return kExitOk;
 }

@@ -63,7 +63,7 @@ struct Sampler::State {
   std::jthread sampling;
   std::jthread watchdog;
 
-  std::size_t Ring() const { return std::max<std::size_t>(options.history, 1); }
+  std::size_t Ring() const { return RingSize(options); }
 
   void Publish(Snapshot s) {
     MutexLock lock(mu);
@@ -284,6 +284,12 @@ void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
 }
 
 }  // namespace
+
+std::size_t RingSize(const SamplerOptions& options) {
+  if (options.history > 0) return options.history;
+  const auto interval = std::max<std::int64_t>(options.interval.count(), 1);
+  return std::clamp<std::size_t>(static_cast<std::size_t>(30'000 / interval), 16, 600);
+}
 
 Sampler::Sampler(std::unique_ptr<Backend> backend, std::unique_ptr<host::ProcessResolver> resolver,
                  SamplerOptions options)

@@ -40,10 +40,14 @@ struct SamplerOptions {
   std::chrono::milliseconds hang_after{0};
   // Snapshots kept in memory for followers (a ring): how far a follower may
   // fall behind live GPUs before it skips, and how far a recording may run
-  // ahead of its slowest follower. What outlives it is kept as numbers by
-  // whoever needs it (the daemon's FieldHistory).
-  std::size_t history = 64;
+  // ahead of its slowest follower. 0: RingSize()'s default. What outlives it
+  // is kept as numbers by whoever needs it (the daemon's FieldHistory).
+  std::size_t history = 0;
 };
+
+// The ring's size: `history`, or 30 s of samples at the interval, at least 16
+// and at most 600 (a follower may lag 30 s at 1 Hz, 6 s at 10 ms).
+std::size_t RingSize(const SamplerOptions& options);
 
 class Sampler {
  public:

@@ -269,6 +269,20 @@ TEST(Sampler, LiveGpusNeverWaitForAFollowerThatFallsBehind) {
   EXPECT_TRUE(follower->done());
 }
 
+TEST(Sampler, TheRingHoldsThirtySecondsOfSamplesFrom16To600) {
+  SamplerOptions o;
+  o.interval = milliseconds(1000);
+  EXPECT_EQ(RingSize(o), 30u);
+  o.interval = milliseconds(100);
+  EXPECT_EQ(RingSize(o), 300u);
+  o.interval = milliseconds(10);
+  EXPECT_EQ(RingSize(o), 600u) << "at most 600";
+  o.interval = milliseconds(10'000);
+  EXPECT_EQ(RingSize(o), 16u) << "at least 16";
+  o.history = 5;
+  EXPECT_EQ(RingSize(o), 5u) << "as asked";
+}
+
 TEST(Sampler, AFollowerStartsAtTheOldestSnapshotInTheRing) {
   SamplerOptions o;
   o.interval = milliseconds(10);
