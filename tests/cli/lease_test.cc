@@ -107,10 +107,15 @@ TEST_F(LeaseFixture, TwentyWaitersNeverShareAGpuAndStartInArrivalOrder) {
   constexpr int kJobs = 20;
   const fs::path log = dir_ / "log";
   std::vector<pid_t> runs;
+  // Each job holds its GPU until eight jobs have started, so that eight leases stand at once
+  // (each must be a GPU of its own) however staggered the runs' start under load; without it,
+  // runs starting slowly one after another could share a few GPUs in turn.
   for (int i = 0; i < kJobs; ++i) {
-    const std::string job =
-        "sh -c 'echo \"$CUDA_VISIBLE_DEVICES $(date +%s%N) start\" >> " + log.string() +
-        "; sleep 0.5; echo \"$CUDA_VISIBLE_DEVICES $(date +%s%N) end\" >> " + log.string() + "'";
+    const std::string job = "sh -c 'echo \"$CUDA_VISIBLE_DEVICES $(date +%s%N) start\" >> " +
+                            log.string() + "; n=0; while [ \"$(grep -c start " + log.string() +
+                            ")\" -lt 8 ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n+1)); done"
+                            "; sleep 0.5; echo \"$CUDA_VISIBLE_DEVICES $(date +%s%N) end\" >> " +
+                            log.string() + "'";
     runs.push_back(
         Background(Command("run -q -i 1s --gpus auto:1 --wait --json " +
                            (dir_ / (std::to_string(i) + ".json")).string() + " -- " + job)));
