@@ -25,12 +25,10 @@ constexpr auto kShedRequestWait = std::chrono::milliseconds(1000);  // for the r
 constexpr auto kShedDrain = std::chrono::milliseconds(500);  // reading what follows our answer
 constexpr std::size_t kShedBuffer = 4096;
 
-constexpr int kListenBacklog = 1024;
 // How often the shedder looks at the live connections' deadlines and sizes.
 constexpr auto kLiveCheckPeriod = std::chrono::milliseconds(100);
 
 thread_local bool t_observe_accepts = false;
-thread_local bool t_backlog_raised = false;
 thread_local int t_accepted = -1;
 thread_local Admission::Connection* t_connection = nullptr;
 
@@ -391,15 +389,8 @@ void Admission::Shed() {
 // cpp-httplib's listen loop calls accept() and then enqueue() on the same
 // thread; seeing the accepted socket here is what lets Admission answer or
 // cut a connection it did not admit. Only threads that ObserveAccepts() record.
-// cpp-httplib 0.11 listens with a backlog of 5, which drops the SYNs of a
-// burst (each costs its client a 1 s retransmit); the first observed accept
-// raises it, as listen() on a listening socket does on Linux.
 extern "C" int accept(int fd, sockaddr* __restrict addr, socklen_t* __restrict len) {
   using gpuwatch::server::t_observe_accepts;
-  if (t_observe_accepts && !gpuwatch::server::t_backlog_raised) {
-    ::listen(fd, gpuwatch::server::kListenBacklog);
-    gpuwatch::server::t_backlog_raised = true;
-  }
   const int s = accept4(fd, addr, len, 0);
   if (t_observe_accepts) gpuwatch::server::t_accepted = s;
   return s;

@@ -24,6 +24,8 @@ namespace {
 
 using nlohmann::json;
 
+constexpr int kListenBacklog = 1024;
+
 void SendJson(httplib::Response& res, const json& body, int status = 200) {
   res.status = status;
   res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
@@ -144,6 +146,7 @@ struct HttpServer::Impl {
   std::set<std::string> hosts;  // the Host names accepted ("*": any)
   std::shared_ptr<AdmissionStats> admission = std::make_shared<AdmissionStats>();
   MetricsHeads heads;  // /metrics' published part, per format
+  int listen_fd = -1;  // the listening socket (the last one cpp-httplib made), Start's thread only
 
   // The lease file now; nullopt when this server shows no leases.
   std::optional<LeaseRead> ReadLeases() const {
@@ -265,7 +268,8 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   srv.set_payload_max_length(1024);  // nothing here takes a body
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second daemon share the port silently.
-  srv.set_socket_options([](socket_t sock) {
+  srv.set_socket_options([self](socket_t sock) {
+    self->listen_fd = sock;
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof yes);
   });
@@ -539,6 +543,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
                     options.host, options.port));
   }
   s->port_ = port;
+  // cpp-httplib 0.11 listens with a backlog of 5, which drops the SYNs of a
+  // burst (each costs its client a 1 s retransmit); listen() again on a
+  // listening socket raises it (Linux). Done here, before the listening
+  // thread exists, so nothing else uses the socket yet.
+  if (impl.listen_fd >= 0) ::listen(impl.listen_fd, kListenBacklog);
   s->thread_ = std::thread([self] {
     ObserveAccepts(true);
     self->server->listen_after_bind();
