@@ -7,16 +7,20 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <mutex>
 #include <sstream>
 
 namespace gpuwatch::fake_nvml {
 namespace {
 
+// A process may exit while its /proc files are read (ESRCH): the read error
+// ends the text. (Reading through istreambuf_iterator let libstdc++'s
+// exception out of the library and aborted the program that loaded it.)
 std::string ReadAll(const std::filesystem::path& path) {
   std::ifstream in(path);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
 }
 
 // GPUWATCH_SWEEP_VALUE and CUDA_VISIBLE_DEVICES of a process (NUL-separated).
