@@ -19,8 +19,9 @@
 namespace gpuwatch {
 
 struct BackendInfo {
-  std::string library_path;  // the file actually loaded
+  std::string library_path;  // the file actually loaded; a recording's path
   bool demo = false;
+  bool recording = false;  // a recording played back (`--replay`), not GPUs read now
   std::vector<std::string> missing_symbols;  // entry points this driver lacks
   // The calls a GPU's sample makes, named as a failed one names itself in a
   // reading's detail ("CALL: reason"); empty for a recording.

@@ -25,6 +25,9 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args) {
          "--replay-speed", args.replay_speed,
          "With --replay: 1 plays at the recorded pace, 10 ten times faster, 0 as fast as possible")
       ->check(CLI::NonNegativeNumber);
+  app.add_flag("--no-daemon", args.no_daemon,
+               "gpuwatch, query and select: read the GPUs here, not a running daemon's latest "
+               "sample (docs/serve.md)");
   app.add_option("--color", args.color, "Colour: auto (on a terminal), always, never")
       ->check(CLI::IsMember({"auto", "always", "never"}));
 }
@@ -32,6 +35,31 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args) {
 Result<Source> OpenSourceWaiting(const CommonArgs& args, OpenWait wait) {
   if (!wait.give_up) wait.give_up = [] { return engine::PendingSignal() != 0; };
   return engine::OpenSourceWaiting(args, wait);
+}
+
+engine::SourceOptions OneShotSource(const CommonArgs& args) {
+  engine::SourceOptions o = args;
+  o.daemon = !args.no_daemon;
+  return o;
+}
+
+Result<Snapshot> CollectAnswer(const CommonArgs& args, Source& source,
+                               const CollectOptions& collect) {
+  Snapshot snap = CollectOnce(*source.backend, source.resolver.get(), collect);
+  if (source.daemon.empty()) return snap;
+  const FieldRange r = RangeOf(Scope::kDevice);
+  bool whole = true;
+  for (const DeviceSample& d : snap.devices) {
+    for (std::size_t i = r.first; i < r.first + r.count && whole; ++i) {
+      const Reading& v = d.fields[static_cast<FieldId>(i)];
+      whole = !collect.fields.test(i) || v.ok() || v.missing() != Missing::kNotYetSampled;
+    }
+  }
+  if (whole) return snap;
+  auto here = OpenSource(static_cast<const engine::SourceOptions&>(args));
+  if (!here) return here.error();
+  source = std::move(*here);
+  return CollectOnce(*source.backend, source.resolver.get(), collect);
 }
 
 bool UseColor(const CommonArgs& args, int fd) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/source.h"
+#include "sampler/collect.h"
 
 namespace gpuwatch::cli {
 
@@ -21,6 +22,7 @@ using engine::SourceHostname;
 
 struct CommonArgs : engine::SourceOptions {
   std::string color = "auto";
+  bool no_daemon = false;  // --no-daemon: one-shot commands read the GPUs themselves
   // Not an option: what followed the first "--" on the command line (the job
   // of `run`), kept from CLI11 (NormalizeArgs); nullopt when there was no "--".
   std::optional<std::vector<std::string>> command;
@@ -33,6 +35,17 @@ void AddCommonOptions(CLI::App& app, CommonArgs& args);
 Result<Source> OpenSourceWaiting(const CommonArgs& args, OpenWait wait);
 
 bool UseColor(const CommonArgs& args, int fd = 1);
+
+// The source of a one-shot answer (`gpuwatch`, `query`, `select`): a running
+// daemon's latest sample unless --no-daemon (engine::SourceOptions::daemon).
+engine::SourceOptions OneShotSource(const CommonArgs& args);
+
+// CollectOnce from `source`. A daemon's answer without a value (or a reason)
+// for a field `collect` asks, one the daemon has not read yet, is not
+// shown: `source` is reopened to read the GPUs here, and read again. An
+// error when that open fails.
+Result<Snapshot> CollectAnswer(const CommonArgs& args, Source& source,
+                               const CollectOptions& collect);
 
 // Exit statuses shared by all commands.
 inline constexpr int kExitOk = 0;

@@ -90,7 +90,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   const std::chrono::milliseconds period = *loop;
 
   const engine::HangReport hangs;  // a driver that never answers is said, not silent
-  auto source = OpenSource(common);
+  auto source = OpenSource(OneShotSource(common));
   if (!source) return Fail("gpuwatch: " + source.error().message(), ExitStatusFor(source.error()));
   // stdout stays pure CSV; the note goes to stderr.
   if (const std::string banner = engine::SourceBanner(*source); !banner.empty()) {
@@ -115,7 +115,10 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   bool first = true;
   auto next = std::chrono::steady_clock::now();
   do {
-    Snapshot snap = CollectOnce(*source->backend, apps ? source->resolver.get() : nullptr, collect);
+    auto collected = CollectAnswer(common, *source, collect);
+    if (!collected)
+      return Fail("gpuwatch: " + collected.error().message(), ExitStatusFor(collected.error()));
+    const Snapshot& snap = *collected;
     auto selected = SelectDevices(args.id, snap);
     if (!selected) return Fail(selected.error().message(), kExitUsage);
     std::string out;

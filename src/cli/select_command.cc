@@ -83,7 +83,7 @@ int RunSelect(const CommonArgs& common, const SelectArgs& args) {
   }
 
   const engine::HangReport hangs;  // a driver that never answers is said, not silent
-  auto source = OpenSource(common);
+  auto source = OpenSource(OneShotSource(common));
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return ExitStatusFor(source.error());

@@ -59,10 +59,17 @@ TerminalSize StdoutTerminal() {
 // One status of the source's GPUs, printed.
 int PrintStatus(const CommonArgs& common, const StatusArgs& args, Source* source) {
   CollectOptions collect;
-  collect.fields =
-      FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval, Cadence::kBuffers});
+  // The text reads only what it shows; the JSON has every field.
+  collect.fields = args.json ? FieldsWithCadence({Cadence::kStatic, Cadence::kSlow,
+                                                  Cadence::kInterval, Cadence::kBuffers})
+                             : StatusTextFields();
   collect.processes = !args.no_processes;
-  Snapshot snap = CollectOnce(*source->backend, source->resolver.get(), collect);
+  auto collected = CollectAnswer(common, *source, collect);
+  if (!collected) {
+    std::cerr << "gpuwatch: " << collected.error().message() << "\n";
+    return ExitStatusFor(collected.error());
+  }
+  Snapshot& snap = *collected;
 
   auto selected = SelectDevices(args.id, snap);
   if (!selected) {
@@ -116,7 +123,7 @@ int RunStatus(const CommonArgs& common, const StatusArgs& args) {
     loop = *every;
   }
   const engine::HangReport hangs;  // a driver that never answers is said, not silent
-  auto source = OpenSource(common);
+  auto source = OpenSource(OneShotSource(common));
   if (!source) {
     std::cerr << "gpuwatch: " << source.error().message() << "\n";
     return ExitStatusFor(source.error());

@@ -8,6 +8,7 @@
 #include <optional>
 #include <thread>
 
+#include "backends/replay/daemon_backend.h"
 #include "core/driver_calls.h"
 #include "core/field_history.h"
 #include "core/mutex.h"
@@ -17,6 +18,7 @@
 #include "host/leases.h"
 #include "sampler/sampler.h"
 #include "store/history_reader.h"
+#include "transport/answer_socket.h"
 #include "transport/job_socket.h"
 
 namespace gpuwatch::engine {
@@ -76,8 +78,10 @@ class Daemon {
                     http.web.users.empty() ? "" : " (basic auth)"));
     if (http.host != "127.0.0.1" && http.host != "::1" && http.host != "localhost")
       Log("warning: listening beyond this machine: anyone who can reach it can read GPU data");
+    OfferAnswers();
     Loop();
     Log("stopping");
+    answers_.reset();
     server_->Stop();
     hub_->Stop();
     pipeline_->Close();
@@ -274,6 +278,51 @@ class Daemon {
     for (const auto& error : jobs.errors) Log("--socket: " + error);
   }
 
+  // This machine's GPUs (not the demo fleet or a recording): `gpuwatch`,
+  // `query` and `select` may answer from the latest sample (docs/serve.md,
+  // "Warm answers"). A socket another daemon serves is left to it.
+  void OfferAnswers() {
+    const SourceOptions& source = options_.source;
+    if (source.demo || !source.scenario.empty() || !source.replay.empty() ||
+        !source.host_proc.empty())
+      return;
+    const std::string path = AnswerSocketPath();
+    if (Status s = host::EnsureRuntimeDirectory(std::filesystem::path(path).parent_path());
+        !s.ok()) {
+      Log("warning: no answers for one-shot commands: " + s.message());
+      return;
+    }
+    auto answers = AnswerSocket::Create(path, [this] { return Answer(); });
+    if (!answers) {
+      Log("warning: no answers for one-shot commands: " + answers.error().message());
+      return;
+    }
+    answers_ = std::move(*answers);
+    Log(fmt::format("`gpuwatch`, `query` and `select` answer from this daemon's samples ({})",
+                    path));
+  }
+
+  // The latest sample as an answer, written once per sample; nothing
+  // before the first.
+  std::shared_ptr<const std::string> Answer() {
+    const auto published = hub_->Latest();
+    const std::shared_ptr<const Snapshot> snap = published ? published->snapshot : nullptr;
+    if (!snap) return nullptr;
+    MutexLock lock(answer_mu_);
+    if (snap != answer_snapshot_) {
+      replay::DaemonIdentity id;
+      id.source = source_key_;
+      id.library = snap->source.starts_with("nvml:") ? snap->source.substr(5) : snap->source;
+      id.interval = options_.interval;
+      id.mig = !snap->mig_devices.empty();
+      answer_ = std::make_shared<const std::string>(
+          replay::DaemonIdentityLine(id) + "\n" + JsonlHeader(*snap, options_.hostname) + "\n" +
+          JsonlSample(*snap, JsonlDetail::kAnswer) + "\n");
+      answer_snapshot_ = snap;
+    }
+    return answer_;
+  }
+
   Result<nlohmann::json> History(const server::HistoryQuery& q) {
     if (options_.outputs.db.empty()) {
       const auto published = hub_->Latest();
@@ -324,6 +373,11 @@ class Daemon {
   Mutex mu_;
   // The last kRecentSamples samples' numbers, for /api/v1/history without --db.
   FieldHistory recent_ GUARDED_BY(mu_){kRecentSamples};
+  const std::string source_key_ = GpuSourceKey();  // this daemon's, as it started
+  Mutex answer_mu_;
+  std::shared_ptr<const Snapshot> answer_snapshot_ GUARDED_BY(answer_mu_);
+  std::shared_ptr<const std::string> answer_ GUARDED_BY(answer_mu_);
+  std::unique_ptr<AnswerSocket> answers_;  // after what its answers read: stops first
   Mutex history_mu_;
   std::optional<store::HistoryReader> reader_ GUARDED_BY(history_mu_);
 };

@@ -9,10 +9,12 @@
 #include <thread>
 
 #include "backends/nvml/nvml_backend.h"
+#include "backends/replay/daemon_backend.h"
 #include "backends/replay/replay_backend.h"
 #include "core/driver_calls.h"
 #include "core/mutex.h"
 #include "core/text_file.h"
+#include "host/leases.h"
 
 namespace gpuwatch::engine {
 namespace fs = std::filesystem;
@@ -97,6 +99,17 @@ Result<Source> OpenSource(const SourceOptions& args) {
     source.backend = std::move(*backend);  // no resolver: the recording keeps who each process was
     return source;
   }
+  if (args.daemon && !args.demo && args.scenario.empty() && args.host_proc.empty()) {
+    // A daemon that is missing, another user's, stale or reading other GPUs
+    // is not an error: the GPUs are read here instead.
+    const std::string socket = AnswerSocketPath();
+    if (auto warm = replay::DaemonBackend::Connect({socket, GpuSourceKey()})) {
+      Source source;
+      source.daemon = socket;
+      source.backend = std::move(*warm);  // no resolver: the daemon said who each process is
+      return source;
+    }
+  }
   nvml::NvmlOptions options;
   options.shutdown_on_close = args.shutdown_nvml_on_close;
   std::string demo_host_proc;
@@ -132,6 +145,20 @@ Result<Source> OpenSource(const SourceOptions& args) {
   source.backend = std::move(*backend);
   source.resolver = std::make_unique<host::ProcessResolver>(ProcOptionsFor(args, demo_host_proc));
   return source;
+}
+
+std::string AnswerSocketPath() {
+  return (host::LeaseDirectory(std::getenv("GPUWATCH_RUNTIME_DIR")) / "daemon.sock").string();
+}
+
+std::string GpuSourceKey() {
+  const auto value = [](const char* name) {
+    const char* v = std::getenv(name);
+    return std::string(v != nullptr ? v : "");
+  };
+  const std::string library = value("GPUWATCH_NVML_LIBRARY");
+  if (library.empty()) return "nvml";
+  return fmt::format("nvml:{} scenario:{}", library, value("GPUWATCH_FAKE_SCENARIO"));
 }
 
 std::string Hostname() {

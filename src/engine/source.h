@@ -28,6 +28,10 @@ struct SourceOptions {
   // An embedder opens sources one after another in one process, so NVML is
   // shut down with each (commands end with the process).
   bool shutdown_nvml_on_close = false;
+  // Answer from a running daemon's latest sample when one reads the same
+  // GPUs (the one-shot commands; --no-daemon clears it). Only for this
+  // machine's GPUs: not with --demo, --scenario, --replay or --host-proc.
+  bool daemon = false;
 };
 
 // Where demo assets live (next to the binary when installed, the source tree
@@ -45,7 +49,18 @@ struct Source {
   std::unique_ptr<host::ProcessResolver> resolver;
   std::string demo_scenario;  // for the DEMO banner
   std::string replay;         // for the REPLAY banner
+  std::string daemon;         // the answer socket the data came from ("" read here)
 };
+
+// Where a daemon answers the one-shot commands: daemon.sock in the runtime
+// directory (host::LeaseDirectory: GPUWATCH_RUNTIME_DIR, /dev/shm/gpuwatch or
+// /tmp/gpuwatch), shared by every user as the leases are.
+std::string AnswerSocketPath();
+// What selects the GPUs a process reads when it opens the driver: the NVML
+// library GPUWATCH_NVML_LIBRARY names ("" the system's) and the fake
+// library's scenario. A daemon's answer stands in for a reading only when
+// both sides have the same key.
+std::string GpuSourceKey();
 
 // The scenario's file name ("demo.yaml"): the DEMO banners' words for it,
 // short and the same on every machine (its path is in the JSON and reports).

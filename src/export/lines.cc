@@ -27,6 +27,13 @@ bool Dynamic(const FieldInfo& f) {
   return f.scope == Scope::kDevice && f.cadence != Cadence::kStatic && f.unit != Unit::kText;
 }
 
+// Why `r` is missing: its reason's name, and with kAnswer the driver's
+// words as well when it has some ({"reason": ..., "detail": ...}).
+json WhyMissing(const Reading& r, JsonlDetail detail) {
+  if (detail == JsonlDetail::kRecording || r.detail().empty()) return MissingName(r.missing());
+  return {{"reason", MissingName(r.missing())}, {"detail", r.detail()}};
+}
+
 json Number(double x) {
   if (std::floor(x) == x && std::fabs(x) < 9e15) return static_cast<std::int64_t>(x);
   return x;
@@ -101,13 +108,18 @@ std::string JsonlHeader(const Snapshot& first, const std::string& hostname) {
   json devices = json::array();
   for (const auto& d : first.devices) {
     json facts = json::object();
+    json unavailable = json::object();
     for (const auto& f : Catalogue()) {
       if (f.scope != Scope::kDevice || f.cadence != Cadence::kStatic) continue;
       const Reading& r = d.fields[f.id];
       if (r.is_number()) facts[std::string(f.key)] = Number(r.number());
       if (r.is_text()) facts[std::string(f.key)] = r.text();
+      if (!r.ok() && r.missing() != Missing::kNotYetSampled)
+        unavailable[std::string(f.key)] = WhyMissing(r, JsonlDetail::kAnswer);
     }
-    devices.push_back({{"index", d.index}, {"fields", std::move(facts)}});
+    devices.push_back({{"index", d.index},
+                       {"fields", std::move(facts)},
+                       {"unavailable", std::move(unavailable)}});
   }
   json host = json::object();
   for (const auto& f : Catalogue()) {
@@ -122,7 +134,7 @@ std::string JsonlHeader(const Snapshot& first, const std::string& hostname) {
       .dump();
 }
 
-std::string JsonlSample(const Snapshot& s) {
+std::string JsonlSample(const Snapshot& s, JsonlDetail detail) {
   json devices = json::array();
   for (const auto& d : s.devices) {
     json values = json::object();
@@ -133,7 +145,7 @@ std::string JsonlSample(const Snapshot& s) {
       if (r.is_number()) {
         values[std::string(f.key)] = Number(r.number());
       } else if (!r.ok() && r.missing() != Missing::kNotYetSampled) {
-        unavailable[std::string(f.key)] = MissingName(r.missing());
+        unavailable[std::string(f.key)] = WhyMissing(r, detail);
       }
     }
     json procs = json::array();
@@ -142,11 +154,14 @@ std::string JsonlSample(const Snapshot& s) {
       pj["start_ticks"] = p.host.start_ticks;
       procs.push_back(std::move(pj));
     }
-    devices.push_back({{"index", d.index},
-                       {"health", HealthName(d.health)},
-                       {"fields", std::move(values)},
-                       {"unavailable", std::move(unavailable)},
-                       {"processes", std::move(procs)}});
+    json device = {{"index", d.index},
+                   {"health", HealthName(d.health)},
+                   {"fields", std::move(values)},
+                   {"unavailable", std::move(unavailable)},
+                   {"processes", std::move(procs)}};
+    if (detail == JsonlDetail::kAnswer && !d.health_detail.empty())
+      device["health_detail"] = d.health_detail;
+    devices.push_back(std::move(device));
   }
   return json{{"type", "sample"},
               {"time", Rfc3339(s.time)},

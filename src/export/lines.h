@@ -28,7 +28,12 @@ std::vector<std::string> CsvRows(const Snapshot& snapshot);
 
 inline constexpr std::string_view kJsonlSchema = "gpuwatch.jsonl/1";
 std::string JsonlHeader(const Snapshot& first, const std::string& hostname);
-std::string JsonlSample(const Snapshot& snapshot);
+// What a sample line keeps of why a value is missing: a recording the reason
+// ("not_supported"); a daemon's answer (transport/answer_socket.h), which
+// a one-shot command shows as if it had read the GPUs itself, also the
+// driver's words and each GPU's health detail.
+enum class JsonlDetail { kRecording, kAnswer };
+std::string JsonlSample(const Snapshot& snapshot, JsonlDetail detail = JsonlDetail::kRecording);
 std::string JsonlEvent(const Event& event);
 // Framework memory a training process reported (GPUWATCH_SOCKET): allocated,
 // reserved, ... in bytes.

@@ -194,6 +194,20 @@ std::string BriefClockEventReasons(unsigned long long mask) {
   return JoinReasons(mask, &ClockReason::brief);
 }
 
+FieldMask StatusTextFields() {
+  FieldMask m;
+  for (FieldId id :
+       {FieldId::kName, FieldId::kUuid, FieldId::kPciBusId, FieldId::kPerformanceState,
+        FieldId::kTemperatureGpuCelsius, FieldId::kUtilizationGpuRatio, FieldId::kPowerDrawWatts,
+        FieldId::kPowerLimitEnforcedWatts, FieldId::kClockSmHertz, FieldId::kClockMemoryHertz,
+        FieldId::kClockEventReasons, FieldId::kMemoryUsedBytes, FieldId::kMemoryTotalBytes,
+        FieldId::kMemoryReservedBytes, FieldId::kProcessUsedMemoryBytes,
+        FieldId::kProcessSmUtilizationRatio, FieldId::kProcessCpuRatio}) {
+    Set(m, id);
+  }
+  return m;
+}
+
 std::string RenderStatus(const Snapshot& s, const StatusTextOptions& o) {
   const Painter paint{o.color};
   std::string out;

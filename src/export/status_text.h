@@ -26,6 +26,10 @@ struct StatusTextOptions {
 };
 
 std::string RenderStatus(const Snapshot& snapshot, const StatusTextOptions& options);
+// The fields the two views below show, and all a one-shot status needs to
+// read: fewer driver calls than every field (the sample buffers, ECC and
+// PCIe counters are not shown; `gpuwatch --json` reads them).
+FieldMask StatusTextFields();
 // The same in one line per GPU (as gpustat): temperature, utilization, power,
 // memory, what holds its clocks down, its lease, and who holds its memory
 // (largest first, as many as fit `options.width`, then "+N"). A lost or stale

@@ -395,6 +395,8 @@ std::filesystem::path LeaseDirectory(const char* runtime_dir_env) {
   return "/tmp/gpuwatch";
 }
 
+Status EnsureRuntimeDirectory(const std::filesystem::path& dir) { return EnsureDirectory(dir); }
+
 LeaseBook::LeaseBook(std::filesystem::path directory, ProcessLiveness liveness)
     : directory_(std::move(directory)),
       file_(directory_ / "leases.json"),

@@ -97,6 +97,9 @@ class ProcessLiveness {
 // /dev/shm/gpuwatch (tmpfs, outside systemd's PrivateTmp), else
 // /tmp/gpuwatch.
 std::filesystem::path LeaseDirectory(const char* runtime_dir_env);
+// Creates the runtime directory for every user (mode 1777, as /tmp) when it
+// is missing; an error when it cannot be made or is not a directory.
+Status EnsureRuntimeDirectory(const std::filesystem::path& dir);
 
 // Which version of the lease file a text was read from: any write changes
 // the change time (which no user can set) and usually the size or

@@ -25,7 +25,7 @@ Snapshot StartSnapshot(const Backend& backend) {
   Snapshot s;
   s.time = std::chrono::system_clock::now();
   s.demo = backend.info().demo;
-  s.source = (backend.SampleTime() ? "replay:" : "nvml:") + backend.info().library_path;
+  s.source = (backend.info().recording ? "replay:" : "nvml:") + backend.info().library_path;
   return s;
 }
 

@@ -5,7 +5,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,41 +17,11 @@
 
 #include "core/mutex.h"
 #include "core/printable.h"
+#include "transport/unix_socket.h"
 
 namespace gpuwatch {
 
 namespace {
-
-// Listens on `path`: a Unix stream socket, or an error naming the path.
-Result<int> Listen(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  if (path.size() >= sizeof addr.sun_path) {
-    return Status::InvalidArgument(fmt::format("socket path {} is too long (at most {} bytes)",
-                                               path, sizeof addr.sun_path - 1));
-  }
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  // Non-blocking: the server accepts until none is left.
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-  if (fd < 0 || bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-      listen(fd, 128) != 0) {
-    const std::string why = std::strerror(errno);
-    if (fd >= 0) close(fd);
-    return Status::Unavailable(fmt::format("cannot listen on {}: {}", path, why));
-  }
-  return fd;
-}
-
-// True when something accepts connections on the socket at `path`.
-bool Answers(const std::string& path) {
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), std::min(path.size() + 1, sizeof addr.sun_path - 1));
-  const int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  const bool ok = fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  if (fd >= 0) close(fd);
-  return ok;
-}
 
 // New connections taken per turn of the poll loop: fewer than any bound on
 // connections, so a new one is read before newer ones can push it out.
@@ -93,19 +62,8 @@ MarkLimiter::Verdict MarkLimiter::Take(std::uint32_t pid,
 
 Result<std::unique_ptr<JobSocket>> JobSocket::CreateAt(const std::string& path,
                                                        JobSocketLimits limits) {
-  std::error_code ec;
-  const auto status = std::filesystem::symlink_status(path, ec);
-  if (!ec && std::filesystem::exists(status)) {
-    if (status.type() != std::filesystem::file_type::socket) {
-      return Status::InvalidArgument(
-          fmt::format("--socket {}: a file that is not a socket is in the way", path));
-    }
-    if (Answers(path)) {
-      return Status::Unavailable(fmt::format("--socket {}: another process serves it", path));
-    }
-    std::filesystem::remove(path, ec);  // left behind by a daemon that died
-  }
-  auto fd = Listen(path);
+  if (Status s = ClearStaleSocket(path, "--socket"); !s.ok()) return s;
+  auto fd = ListenUnix(path);
   if (!fd) return fd.error();
   // Any local user's job may report its own framework memory and marks; the
   // daemon attributes them by the sender's pid (SO_PEERCRED), not by what it says.
@@ -122,7 +80,7 @@ Result<std::unique_ptr<JobSocket>> JobSocket::Create(JobSocketLimits limits) {
                                            templ, std::strerror(errno)));
   }
   const std::string path = templ + "/socket";
-  auto fd = Listen(path);
+  auto fd = ListenUnix(path);
   if (!fd) {
     std::filesystem::remove_all(templ);
     if (fd.error().code() == Status::Code::kInvalidArgument) {
@@ -136,21 +94,14 @@ Result<std::unique_ptr<JobSocket>> JobSocket::Create(JobSocketLimits limits) {
 JobSocket::JobSocket(int listen_fd, std::string dir, std::string path, JobSocketLimits limits)
     : listen_fd_(listen_fd), dir_(std::move(dir)), path_(std::move(path)), limits_(limits) {
   if (limits_.marks_per_second > 0) limiter_.emplace(limits_.marks_per_second, limits_.mark_burst);
-  if (pipe2(wake_, O_CLOEXEC) != 0) wake_[0] = wake_[1] = -1;
   server_ = std::jthread([this](std::stop_token stop) { Serve(stop); });
 }
 
 JobSocket::~JobSocket() {
   server_.request_stop();
-  if (wake_[1] >= 0) {
-    const char b = 1;
-    [[maybe_unused]] auto n = write(wake_[1], &b, 1);
-  }
+  wake_.Wake();
   if (server_.joinable()) server_.join();
   close(listen_fd_);
-  for (int fd : wake_) {
-    if (fd >= 0) close(fd);
-  }
   std::error_code ec;
   if (dir_.empty()) {
     std::filesystem::remove(path_, ec);
@@ -292,7 +243,7 @@ void JobSocket::Serve(std::stop_token stop) {
   };
 
   while (!stop.stop_requested()) {
-    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+    std::vector<pollfd> fds = {{listen_fd_, POLLIN, 0}, {wake_.fd(), POLLIN, 0}};
     for (const auto& [fd, c] : clients) fds.push_back({fd, POLLIN, 0});
     if (poll(fds.data(), fds.size(), 500) < 0 && errno != EINTR) break;
     if (fds[1].revents != 0) break;

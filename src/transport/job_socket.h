@@ -20,6 +20,7 @@
 #include "core/mutex.h"
 #include "gpuwatch/status.h"
 #include "transport/job_protocol.h"
+#include "transport/unix_socket.h"
 
 namespace gpuwatch {
 
@@ -100,7 +101,7 @@ class JobSocket {
   void Serve(std::stop_token stop);
 
   int listen_fd_;
-  int wake_[2] = {-1, -1};  // a pipe that wakes the poll loop on stop
+  WakePipe wake_;  // wakes the poll loop on stop
   std::string dir_;
   std::string path_;
   const JobSocketLimits limits_;

@@ -53,6 +53,8 @@ class ProcessTest : public ::testing::Test {
       dup2(log, STDOUT_FILENO);
       if (chdir(GPUWATCH_SOURCE_DIR) != 0) _exit(126);
       unsetenv("GPUWATCH_FAKE_TIME");
+      // Its own leases and answer socket, unless `env` names others.
+      setenv("GPUWATCH_RUNTIME_DIR", (dir_ / "run").c_str(), 1);
       for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
       std::vector<std::string> all = {std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch"};
       all.insert(all.end(), args.begin(), args.end());

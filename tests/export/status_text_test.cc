@@ -257,3 +257,60 @@ TEST(SnapshotJson, AbsentIsNullWithReason) {
 
 }  // namespace
 }  // namespace gpuwatch
+
+namespace gpuwatch {
+namespace {
+
+// Every field of every scope set, on two GPUs with a process each.
+Snapshot EveryField(bool supported) {
+  Snapshot s;
+  for (int i = 0; i < 2; ++i) {
+    DeviceSample d;
+    d.index = i;
+    ProcessSample p;
+    p.pid = 100 + static_cast<std::uint32_t>(i);
+    p.host.visibility = HostProcess::Visibility::kVisible;
+    p.host.user = "ann";
+    p.host.command = "python train.py";
+    for (const auto& f : Catalogue()) {
+      const Reading r = !supported              ? Reading::Absent(Missing::kNotSupported, "no")
+                        : f.unit == Unit::kText ? Reading::Text("GPU-" + std::string(f.key))
+                                                : Reading::Number(0.42 + i);
+      if (DeviceFields::Holds(f.id)) d.fields[f.id] = r;
+      if (ProcessFields::Holds(f.id)) p.fields[f.id] = r;
+    }
+    d.processes.push_back(p);
+    s.devices.push_back(d);
+  }
+  return s;
+}
+
+// `s` with every field outside `keep` as if never read.
+Snapshot Only(Snapshot s, const FieldMask& keep) {
+  for (auto& d : s.devices) {
+    for (const auto& f : Catalogue()) {
+      if (keep.test(static_cast<std::size_t>(f.id))) continue;
+      if (DeviceFields::Holds(f.id)) d.fields[f.id] = Reading();
+      for (auto& p : d.processes) {
+        if (ProcessFields::Holds(f.id)) p.fields[f.id] = Reading();
+      }
+    }
+  }
+  return s;
+}
+
+TEST(StatusText, ShowsNoFieldBeyondTheFieldsItReads) {
+  for (bool supported : {true, false}) {
+    const Snapshot all = EveryField(supported);
+    const Snapshot read = Only(all, StatusTextFields());
+    StatusTextOptions o;
+    EXPECT_EQ(RenderStatus(read, o), RenderStatus(all, o)) << "supported " << supported;
+    o.width = 200;
+    EXPECT_EQ(RenderCompactStatus(read, o), RenderCompactStatus(all, o));
+    EXPECT_NE(RenderStatus(Only(all, FieldMask()), o), RenderStatus(all, o))
+        << "the check can fail: a status without its fields differs";
+  }
+}
+
+}  // namespace
+}  // namespace gpuwatch

@@ -253,8 +253,8 @@ Status ReadHeader(const json& j, const std::string& where, Recording& r) {
     if (!devices[i].is_object()) {
       m.Wrong(at, "an object", devices[i]);
     } else {
-      ReadFields(m.Object(devices[i], at, "fields"), Members::Path(at, "fields"), json::object(),
-                 "", m, f);
+      ReadFields(m.Object(devices[i], at, "fields"), Members::Path(at, "fields"),
+                 m.Object(devices[i], at, "unavailable"), Members::Path(at, "unavailable"), m, f);
     }
     r.facts.push_back(std::move(f));
   }
@@ -281,6 +281,7 @@ Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
     DeviceSample ds;
     ds.index = m.Integer<int>(d, at, "index", 0, kMaxRecordedGpus - 1).value_or(0);
     ds.health = HealthFrom(m.Text(d, at, "health", "ok"));
+    ds.health_detail = m.Text(d, at, "health_detail");
     ReadFields(m.Object(d, at, "fields"), Members::Path(at, "fields"),
                m.Object(d, at, "unavailable"), Members::Path(at, "unavailable"), m, ds.fields);
     const json& processes = m.Array(d, at, "processes");

@@ -82,11 +82,30 @@ std::string LineList(const std::vector<int>& lines) {
   return out;
 }
 
-}  // namespace
+// Lines of a text in memory, as RecordingFile gives a file's.
+class TextLines {
+ public:
+  explicit TextLines(std::string_view text) : text_(text) {}
+  Result<bool> NextLine(std::string& line) {
+    if (at_ >= text_.size()) return false;
+    const std::size_t nl = std::min(text_.find('\n', at_), text_.size());
+    line.assign(text_.substr(at_, nl - at_));
+    at_ = nl + 1;
+    ++line_number_;
+    return true;
+  }
+  int line_number() const { return line_number_; }
 
-Result<Recording> ReadJsonlRecording(const std::string& path) {
-  Result<RecordingFile> file = RecordingFile::Open(path);
-  if (!file) return file.error();
+ private:
+  std::string_view text_;
+  std::size_t at_ = 0;
+  int line_number_ = 0;
+};
+
+// Reads a recording from `file` (RecordingFile or TextLines), named `path`
+// in what it says.
+template <typename Lines>
+Result<Recording> ReadJsonlLines(Lines* file, const std::string& path) {
   Recording r;
   r.format = RecordingFormat::kJsonLines;
   r.info.library_path = path;
@@ -155,6 +174,19 @@ Result<Recording> ReadJsonlRecording(const std::string& path) {
   std::stable_sort(r.events.begin(), r.events.end(), by_time);
   std::stable_sort(r.framework.begin(), r.framework.end(), by_time);
   return r;
+}
+
+}  // namespace
+
+Result<Recording> ReadJsonlRecording(const std::string& path) {
+  Result<RecordingFile> file = RecordingFile::Open(path);
+  if (!file) return file.error();
+  return ReadJsonlLines(&*file, path);
+}
+
+Result<Recording> ReadJsonlText(std::string_view text, const std::string& name) {
+  TextLines lines(text);
+  return ReadJsonlLines(&lines, name);
 }
 
 }  // namespace gpuwatch::replay

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "gpuwatch/backend.h"
@@ -77,6 +78,9 @@ std::string RecordedHostname(const std::string& path);
 
 // The two readers behind it (jsonl_replay.cc, history_replay.cc).
 Result<Recording> ReadJsonlRecording(const std::string& path);
+// A JSON Lines recording held in memory (a daemon's answer), read as a file
+// would be; `name` stands for the file in what it says.
+Result<Recording> ReadJsonlText(std::string_view text, const std::string& name);
 Result<Recording> ReadHistoryRecording(const std::string& path);
 
 }  // namespace gpuwatch::replay

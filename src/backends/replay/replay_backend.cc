@@ -9,7 +9,13 @@ namespace gpuwatch::replay {
 Result<std::unique_ptr<ReplayBackend>> ReplayBackend::Open(const ReplayOptions& options) {
   Result<Recording> recording = ReadRecording(options.path);
   if (!recording) return recording.error();
-  return std::unique_ptr<ReplayBackend>(new ReplayBackend(options, std::move(*recording)));
+  return Play(options, std::move(*recording));
+}
+
+std::unique_ptr<ReplayBackend> ReplayBackend::Play(const ReplayOptions& options,
+                                                   Recording recording) {
+  recording.info.recording = true;
+  return std::unique_ptr<ReplayBackend>(new ReplayBackend(options, std::move(recording)));
 }
 
 void ReplayBackend::Advance() {
@@ -46,7 +52,10 @@ void ReplayBackend::ReadDevice(int index, const FieldMask& which, bool processes
                          : Reading::Absent(Missing::kNotYetSampled, "not in the recording");
   }
   out.health = recorded != nullptr ? recorded->health : DeviceHealth::kOk;
-  out.health_detail = out.health == DeviceHealth::kLost ? "lost in the recording" : "";
+  out.health_detail = recorded != nullptr && !recorded->health_detail.empty()
+                          ? recorded->health_detail
+                      : out.health == DeviceHealth::kLost ? "lost in the recording"
+                                                          : "";
   if (processes)
     out.processes = recorded != nullptr ? recorded->processes : std::vector<ProcessSample>{};
 }

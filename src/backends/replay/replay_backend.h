@@ -39,6 +39,8 @@ class ReplayBackend final : public Backend {
   // a file that is not a gpuwatch recording or history, or holds no
   // samples, an error naming it.
   static Result<std::unique_ptr<ReplayBackend>> Open(const ReplayOptions& options);
+  // Plays a recording already read (ReadJsonlText); options.path names it.
+  static std::unique_ptr<ReplayBackend> Play(const ReplayOptions& options, Recording recording);
 
   const BackendInfo& info() const override { return recording_.info; }
   HostFields ReadHost() override { return recording_.host; }
