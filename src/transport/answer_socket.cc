@@ -11,7 +11,6 @@
 #include <cstring>
 #include <filesystem>
 
-
 namespace gpuwatch {
 namespace {
 

@@ -45,8 +45,8 @@ class AnswerSocket {
   const int listen_fd_;
   const std::string path_;
   const Answer answer_;
-  WakePipe wake_;  // ends the poll on destruction
-  std::jthread server_;     // last: stops first
+  WakePipe wake_;        // ends the poll on destruction
+  std::jthread server_;  // last: stops first
 };
 
 // Reads the whole answer at `path`, waiting at most `timeout` in all. Only a
