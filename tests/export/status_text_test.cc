@@ -307,8 +307,10 @@ TEST(StatusText, ShowsNoFieldBeyondTheFieldsItReads) {
     EXPECT_EQ(RenderStatus(read, o), RenderStatus(all, o)) << "supported " << supported;
     o.width = 200;
     EXPECT_EQ(RenderCompactStatus(read, o), RenderCompactStatus(all, o));
-    EXPECT_NE(RenderStatus(Only(all, FieldMask()), o), RenderStatus(all, o))
-        << "the check can fail: a status without its fields differs";
+    if (supported) {
+      EXPECT_NE(RenderStatus(Only(all, FieldMask()), o), RenderStatus(all, o))
+          << "the check can fail: a status without its fields differs";
+    }
   }
 }
 
