@@ -16,6 +16,8 @@
 #include "export/history_document.h"
 #include "export/lines.h"
 #include "host/leases.h"
+#include "host/proc_files.h"
+#include "host/proc_parse.h"
 #include "sampler/sampler.h"
 #include "store/history_reader.h"
 #include "transport/answer_socket.h"
@@ -292,14 +294,19 @@ class Daemon {
       Log("warning: no answers for one-shot commands: " + s.message());
       return;
     }
-    auto answers = AnswerSocket::Create(path, [this] { return Answer(); });
+    // Where /proc hides other users' processes, so does the answer: this user only.
+    auto mountinfo = host::ReadWholeFile("/proc/self/mountinfo");
+    const bool private_answers = mountinfo && host::HidesProcesses(*mountinfo, "/proc");
+    auto answers = AnswerSocket::Create(
+        path, [this] { return Answer(); }, private_answers ? 0600 : 0666);
     if (!answers) {
       Log("warning: no answers for one-shot commands: " + answers.error().message());
       return;
     }
     answers_ = std::move(*answers);
-    Log(fmt::format("`gpuwatch`, `query` and `select` answer from this daemon's samples ({})",
-                    path));
+    Log(fmt::format(
+        "`gpuwatch`, `query` and `select` answer from this daemon's samples ({}{})", path,
+        private_answers ? "; this user's only: /proc hides other users' processes" : ""));
   }
 
   // The latest sample as an answer, written once per sample; nothing

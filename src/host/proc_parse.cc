@@ -1,5 +1,6 @@
 #include "host/proc_parse.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace gpuwatch::host {
@@ -112,6 +113,35 @@ std::optional<double> ParseUptime(std::string_view proc_uptime) {
   auto value = ParseNumber<double>(f[0]);
   if (!value || *value < 0) return std::nullopt;
   return value;
+}
+
+bool HidesProcesses(std::string_view mountinfo, std::string_view mount_point) {
+  bool hides = false;
+  while (!mountinfo.empty()) {
+    const std::size_t nl = mountinfo.find('\n');
+    std::string_view line = mountinfo.substr(0, nl);
+    mountinfo.remove_prefix(nl == std::string_view::npos ? mountinfo.size() : nl + 1);
+    // ID PARENT MAJ:MIN ROOT MOUNT_POINT OPTIONS [OPTIONAL...] - FSTYPE SOURCE SUPER_OPTIONS
+    std::vector<std::string_view> f;
+    for (std::size_t at = 0; at <= line.size();) {
+      const std::size_t sp = std::min(line.find(' ', at), line.size());
+      f.push_back(line.substr(at, sp - at));
+      at = sp + 1;
+    }
+    const auto dash = std::find(f.begin(), f.end(), "-");
+    if (f.size() < 5 || f[4] != mount_point || dash == f.end() || f.end() - dash < 4 ||
+        dash[1] != "proc")
+      continue;
+    hides = false;  // the last mount over the point is the one seen
+    for (std::string_view opts : {f[5], dash[3]}) {
+      std::size_t at = opts.find("hidepid=");
+      if (at == std::string_view::npos) continue;
+      std::string_view v = opts.substr(at + 8);
+      v = v.substr(0, v.find(','));
+      hides = v != "0" && v != "off";
+    }
+  }
+  return hides;
 }
 
 }  // namespace gpuwatch::host

@@ -35,6 +35,11 @@ StatusInfo ParseStatus(std::string_view text);
 // Empty (kernel threads, zombies) gives "[comm]", as ps shows them.
 std::string CommandLine(std::string_view cmdline, std::string_view comm);
 
+// Whether the proc filesystem mounted at `mount_point`, as /proc/self/mountinfo
+// (`mountinfo`) lists it, hides other users' processes (hidepid=1, 2,
+// noaccess, invisible, ptraceable). False when it is not listed.
+bool HidesProcesses(std::string_view mountinfo, std::string_view mount_point);
+
 // "btime" of /proc/stat: boot time in seconds since the Unix epoch.
 std::optional<std::int64_t> ParseBootTime(std::string_view proc_stat);
 

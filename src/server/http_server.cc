@@ -330,14 +330,11 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     mo.format = NegotiateMetricsFormat(req.get_header_value("Accept"));
     const auto held = self->hub->Latest();
     const Published& p = *held;
+    // What changes between scrapes; the publication's part is added only when
+    // it is rendered, once per sample and format.
     MetricsInput in;
     in.snapshot = p.snapshot.get();
     in.hostname = self->options.api.hostname;
-    in.alerts = p.alerts;
-    in.leaks = p.leaks;
-    in.framework = p.framework;
-    in.preallocated = p.preallocated;
-    in.diagnoses = p.diagnoses;
     in.stats = self->hub->Stats();
     in.stats.version = self->options.version;
     in.stats.http_shed = self->admission->shed.load();
@@ -349,8 +346,15 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     if (auto leases = self->ReadLeases(); leases && *leases) in.leases = std::move(**leases);
     in.now = std::chrono::system_clock::now();
     // The published part once per sample; per scrape only the live part.
-    auto head =
-        self->heads.Get(p.version, mo.format, [&] { return RenderPublishedMetrics(in, mo); });
+    auto head = self->heads.Get(p.version, mo.format, [&] {
+      MetricsInput published = in;
+      published.alerts = p.alerts;
+      published.leaks = p.leaks;
+      published.framework = p.framework;
+      published.preallocated = p.preallocated;
+      published.diagnoses = p.diagnoses;
+      return RenderPublishedMetrics(published, mo);
+    });
     SendMetrics(res, std::move(head), RenderLiveMetrics(in, mo),
                 AcceptsGzip(req.get_header_value("Accept-Encoding")),
                 std::string(MetricsContentType(mo.format)));

@@ -29,11 +29,12 @@ bool SendAll(int fd, const std::string& text) {
 
 }  // namespace
 
-Result<std::unique_ptr<AnswerSocket>> AnswerSocket::Create(const std::string& path, Answer answer) {
+Result<std::unique_ptr<AnswerSocket>> AnswerSocket::Create(const std::string& path, Answer answer,
+                                                           mode_t mode) {
   if (Status s = ClearStaleSocket(path, "the answer socket"); !s.ok()) return s;
   auto fd = ListenUnix(path);
   if (!fd) return fd.error();
-  chmod(path.c_str(), 0666);
+  chmod(path.c_str(), mode);
   return std::unique_ptr<AnswerSocket>(new AnswerSocket(*fd, path, std::move(answer)));
 }
 

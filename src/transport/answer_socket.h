@@ -26,10 +26,12 @@ class AnswerSocket {
   // How long one client may take to read its answer before it is cut off.
   static constexpr std::chrono::milliseconds kSendTimeout{1000};
 
-  // Listens at `path` (mode 0666: the client decides whom it trusts, see
-  // FetchAnswer); a socket left by a process that died is replaced, a live
-  // one or another file is an error naming the path.
-  static Result<std::unique_ptr<AnswerSocket>> Create(const std::string& path, Answer answer);
+  // Listens at `path` with file mode `mode` (0666: any local user may ask,
+  // and the client decides whom it trusts, see FetchAnswer; 0600: this user
+  // only); a socket left by a process that died is replaced, a live one or
+  // another file is an error naming the path.
+  static Result<std::unique_ptr<AnswerSocket>> Create(const std::string& path, Answer answer,
+                                                      mode_t mode = 0666);
   AnswerSocket(const AnswerSocket&) = delete;
   AnswerSocket& operator=(const AnswerSocket&) = delete;
   // Stops serving and removes the socket.

@@ -68,6 +68,25 @@ TEST(ParseBootTime, FindsTheBtimeLine) {
   EXPECT_FALSE(ParseBootTime("cpu  1 2 3\n").has_value());
 }
 
+TEST(HidesProcesses, ReadsHidepidOfTheProcMountAtThePoint) {
+  const std::string plain =
+      "22 1 0:5 / /proc rw,nosuid,nodev,noexec,relatime shared:12 - proc proc rw\n"
+      "23 1 0:6 / /sys rw,nosuid shared:2 - sysfs sysfs rw\n";
+  EXPECT_FALSE(HidesProcesses(plain, "/proc"));
+  const std::string hidden =
+      "22 1 0:5 / /proc rw,nosuid,relatime shared:12 - proc proc rw,hidepid=2,gid=4\n";
+  EXPECT_TRUE(HidesProcesses(hidden, "/proc"));
+  EXPECT_FALSE(HidesProcesses(hidden, "/host/proc")) << "another mount point";
+  EXPECT_TRUE(HidesProcesses("7 1 0:5 / /proc rw - proc proc rw,hidepid=invisible\n", "/proc"));
+  EXPECT_FALSE(HidesProcesses("7 1 0:5 / /proc rw - proc proc rw,hidepid=0\n", "/proc"));
+  EXPECT_FALSE(HidesProcesses("7 1 0:5 / /proc rw - proc proc rw,hidepid=off\n", "/proc"));
+  EXPECT_FALSE(HidesProcesses("7 1 0:5 / /proc rw - tmpfs x rw,hidepid=2\n", "/proc"))
+      << "not a proc filesystem";
+  EXPECT_FALSE(HidesProcesses(hidden + "30 22 0:40 / /proc rw - proc proc rw\n", "/proc"))
+      << "the last mount over /proc is the one seen";
+  EXPECT_FALSE(HidesProcesses("garbage\n\n- - -", "/proc"));
+}
+
 TEST(ParseUptime, FirstNumberIsSecondsSinceBoot) {
   EXPECT_DOUBLE_EQ(*ParseUptime("12345.67 99999.00\n"), 12345.67);
   EXPECT_FALSE(ParseUptime("").has_value());

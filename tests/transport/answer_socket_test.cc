@@ -53,6 +53,15 @@ TEST_F(AnswerSocketTest, EachConnectionGetsTheWholeAnswer) {
   EXPECT_EQ(asked, 3);
 }
 
+TEST_F(AnswerSocketTest, APrivateSocketIsItsUsersOnly) {
+  auto server = AnswerSocket::Create(
+      Path(), [] { return std::make_shared<const std::string>("mine"); }, 0600);
+  ASSERT_TRUE(server);
+  EXPECT_EQ(fs::status(Path()).permissions() & fs::perms::all,
+            fs::perms::owner_read | fs::perms::owner_write);
+  EXPECT_EQ(*FetchAnswer(Path(), 5s), "mine");
+}
+
 TEST_F(AnswerSocketTest, NothingToAnswerIsAnEmptyAnswer) {
   auto server = AnswerSocket::Create(Path(), [] { return nullptr; });
   ASSERT_TRUE(server);
