@@ -19,7 +19,7 @@ import tempfile
 import time
 
 import fleet_scenario
-from httpload import free_port, wait_http
+from httpload import free_port, wait_http, wrk
 
 # What Prometheus 2.x sends when it scrapes.
 PROMETHEUS_HEADERS = [
@@ -27,33 +27,6 @@ PROMETHEUS_HEADERS = [
     "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
     "Accept-Encoding: gzip",
 ]
-
-
-def to_ms(text):
-    for unit, scale in (("us", 1e-3), ("ms", 1.0), ("s", 1e3)):
-        if text.endswith(unit):
-            return float(text[: -len(unit)]) * scale
-    raise ValueError(text)
-
-
-def wrk(port, seconds, connections, headers):
-    args = ["wrk", "-t2", f"-c{connections}", f"-d{int(seconds)}s", "--latency", "--timeout", "5s"]
-    for h in headers:
-        args += ["-H", h]
-    out = subprocess.run(args + [f"http://127.0.0.1:{port}/metrics"], capture_output=True, text=True,
-                         check=True).stdout
-    r = {}
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 2 and f[0] in ("50%", "99%"):
-            r["p" + f[0][:-1] + "_ms"] = to_ms(f[1])
-        elif line.startswith("Requests/sec:"):
-            r["rps"] = float(f[1])
-        elif "requests in" in line:
-            r["requests"] = int(f[0])
-        elif "Non-2xx" in line or "Socket errors" in line:
-            r.setdefault("errors", []).append(line.strip())
-    return r
 
 
 def cpu_seconds(pid):

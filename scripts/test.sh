@@ -7,9 +7,10 @@
 #   3. the threaded parts' tests (sampler, server, store, job socket, actions, top's feeds)
 #      under ThreadSanitizer, the parsers under libFuzzer, a clang-format check;
 #   and the Python package: pip install ./python, then pytest.
-# The real-Prometheus test (4 min: it waits for a leak verdict) and the attack
-# suite (it bounds the daemon's memory, which a sanitizer multiplies) run in
-# the GCC stage only; the sanitizer stage runs everything else.
+# The real-Prometheus test (4 min: it waits for a leak verdict), the attack
+# suite (it bounds the daemon's memory, which a sanitizer multiplies) and the
+# checks of files (docs, deploy, packaging) run in the GCC stage only; the
+# sanitizer stage runs everything else (the list: gcc_only below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -40,8 +41,11 @@ fi
 # Run by the GCC stage alone: the real Prometheus and the attack suite, and
 # the leak evaluation's replays of two-hour recordings (LeakScenario.*,
 # LeakLabels.*, LeakBaseline.*: the same detector code, which its unit tests
-# run under the sanitizers; they are half of what the sanitized suite costs).
-gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*)$'
+# run under the sanitizers; they are half of what the sanitized suite costs);
+# and what checks files rather than memory: every output quoted in the docs
+# (3 min under GCC), the deploy files, the web bundle's packaging and the
+# shell completions, whose commands the other tests run under the sanitizers.
+gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*|docs_outputs|deploy_files_test|web_bundle_without_node|completion_shells_test)$'
 
 step "clang build (warnings as errors) under ASan+UBSan, and tests"
 cmake --preset asan >/dev/null

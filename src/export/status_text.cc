@@ -205,6 +205,7 @@ FieldMask StatusTextFields() {
         FieldId::kProcessSmUtilizationRatio, FieldId::kProcessCpuRatio}) {
     Set(m, id);
   }
+  Set(m, FieldId::kMigMode);  // not shown, but whether to read the GPU's MIG devices
   return m;
 }
 

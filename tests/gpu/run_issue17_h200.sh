@@ -7,7 +7,7 @@
 # (variants timed, one run traced) and bench/query_phases.
 # Carry .devtree (bin/gpuwatch and bin/bench/{nvml_c_loop,query_phases} from a
 # release build made here, lib/ with the libraries the GPU machine lacks) and
-# .peers (../shared/peers). Writes $OUT/side_by_side.txt, $OUT/status_phases.txt,
+# .peers (the peers' sources, kept beside the repository, not in it). Writes $OUT/side_by_side.txt, $OUT/status_phases.txt,
 # $OUT/status.strace.
 set -u
 OUT=${OUT:-/tmp/gpuwatch-out}
@@ -15,6 +15,7 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/.devtree/lib
 export PYTHONUNBUFFERED=1
 GW=$PWD/.devtree/bin/gpuwatch
+export PATH=$PWD/.devtree/bin:$PATH  # wrk
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
 python3 tests/gpu/train_loop.py --seconds 420 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
