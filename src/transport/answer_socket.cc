@@ -84,9 +84,9 @@ Result<std::string> FetchAnswer(const std::string& path, std::chrono::millisecon
   } closer{*fd};
   const std::optional<uid_t> server = PeerUid(*fd);
   if (!server || !TrustedServer(*server, getuid())) {
-    return Status::Unavailable(
-        fmt::format("{}: served by {}, neither root nor this user: not believed", path,
-                    server ? fmt::format("uid {}", *server) : std::string("an unknown user")));
+    return Status::Unavailable(fmt::format(
+        "{}: served by {}, neither root, a system account nor this user: not believed", path,
+        server ? fmt::format("uid {}", *server) : std::string("an unknown user")));
   }
   std::string text;
   char buf[64 * 1024];

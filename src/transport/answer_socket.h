@@ -52,15 +52,22 @@ class AnswerSocket {
 };
 
 // Reads the whole answer at `path`, waiting at most `timeout` in all. Only a
-// server running as root or as this user is believed (SO_PEERCRED): the
-// runtime directory is shared by every user, so a socket there could be
+// server the caller can trust is believed (TrustedServer, by SO_PEERCRED):
+// the runtime directory is shared by every user, so a socket there could be
 // anyone's. Unavailable saying why otherwise (no socket, nobody answers,
 // another user's, too slow, over `max_bytes`).
 Result<std::string> FetchAnswer(const std::string& path, std::chrono::milliseconds timeout,
                                 std::size_t max_bytes = std::size_t{64} << 20);
 
+// Uids below this are system accounts, which only the administrator creates
+// (Debian's and Fedora's SYS_UID_MAX is 999): the packaged service's user
+// `gpuwatch` is one (deploy/systemd).
+inline constexpr uid_t kFirstRegularUid = 1000;
+
 // Whether a server running as `server` may answer a client running as
-// `client`: root's or the client's own.
-constexpr bool TrustedServer(uid_t server, uid_t client) { return server == 0 || server == client; }
+// `client`: a system account's (root, the service user) or the client's own.
+constexpr bool TrustedServer(uid_t server, uid_t client) {
+  return server < kFirstRegularUid || server == client;
+}
 
 }  // namespace gpuwatch

@@ -131,12 +131,15 @@ TEST_F(AnswerSocketTest, AnAnswerOverTheLimitIsNotRead) {
   EXPECT_EQ(FetchAnswer(Path(), 5s)->size(), std::size_t{1} << 20);
 }
 
-TEST(TrustedServer, RootOrTheClientsOwnUser) {
+TEST(TrustedServer, RootASystemAccountOrTheClientsOwnUser) {
   EXPECT_TRUE(TrustedServer(0, 1000));
   EXPECT_TRUE(TrustedServer(1000, 1000));
   EXPECT_TRUE(TrustedServer(0, 0));
+  EXPECT_TRUE(TrustedServer(998, 1000)) << "the service user (deploy/systemd) is a system account";
+  EXPECT_TRUE(TrustedServer(999, 0));
   EXPECT_FALSE(TrustedServer(1001, 1000));
-  EXPECT_FALSE(TrustedServer(1000, 0)) << "root does not believe another user's daemon";
+  EXPECT_FALSE(TrustedServer(1000, 0)) << "root does not believe a regular user's daemon";
+  EXPECT_FALSE(TrustedServer(60000, 1000));
 }
 
 }  // namespace
