@@ -62,6 +62,13 @@ def one_shots(gw, peers_env, env, runs):
         "gpuwatch select --no-daemon (cold)": ([gw, "select", "--no-daemon"], runs),
         "gpuwatch --version (process start)": ([gw, "--version"], runs),
     }
+    # The same warm answers from the executable that holds every command (what
+    # `gpuwatch` was before the one-shot front): what the front saves.
+    full = os.path.join(os.path.dirname(gw), "gpuwatch-full")
+    if os.path.exists(full):
+        cmds["gpuwatch-full query, warm"] = ([full, "query", q, "--format=csv"], runs)
+        cmds["gpuwatch-full, warm"] = ([full, "--color=never"], runs)
+        cmds["gpuwatch-full --version (process start)"] = ([full, "--version"], runs)
     if peers_env is not None:
         cmds["nvitop -1"] = ([sys.executable, "-m", "nvitop", "-1"], max(3, runs // 4))
         cmds["gpustat"] = ([sys.executable, "-m", "gpustat", "--no-color"], max(3, runs // 4))
@@ -188,6 +195,11 @@ def main():
               f"{t['gpuwatch query --no-daemon (cold)'] / smi_q:.3f}")
         print("    cold status / nvidia-smi              "
               f"{t['gpuwatch --no-daemon (cold)'] / smi_t:.3f}")
+        if "gpuwatch-full query, warm" in t:
+            print("    gpuwatch-full warm query / nvidia-smi --query-gpu (before the front) "
+                  f"{t['gpuwatch-full query, warm'] / smi_q:.3f}")
+            print("    gpuwatch-full warm status / nvidia-smi (before the front)            "
+                  f"{t['gpuwatch-full, warm'] / smi_t:.3f}")
         for name, same, warm, cold in same_outputs(gw, env):
             print(f"  warm {name} output == cold, numbers aside: {same}")
             if not same:

@@ -11,13 +11,19 @@
 # suite (it bounds the daemon's memory, which a sanitizer multiplies) and the
 # checks of files (docs, deploy, packaging) run in the GCC stage only; the
 # sanitizer stage runs everything else (the list: gcc_only below).
+# The GCC and clang builds are unity builds (CMakePresets.json: 8 and 5 files
+# a batch, so each file meets different neighbours in the two); the TSan and
+# fuzz builds compile every file alone, which catches a file that leans on a
+# batch-mate's #include.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)}
 failed=0
 
-step() { echo; echo "=== $*"; }
+# Each stage says when it starts and how long the suite has run, for the CI log.
+started=$SECONDS
+step() { echo; echo "=== $* (at $(date +%T), $(((SECONDS - started) / 60)) min in)"; }
 
 step "GCC build, warnings as errors"
 cmake --preset gcc >/dev/null
@@ -106,6 +112,7 @@ else
 fi
 
 echo
+echo "=== done in $(((SECONDS - started) / 60)) min"
 if [ "$failed" -ne 0 ]; then
   echo "gpuwatch tests: FAILED"
   exit 1

@@ -17,6 +17,10 @@ namespace gpuwatch {
 // steady_clock time plus it stays far from overflowing.
 inline constexpr std::chrono::milliseconds kLongestDuration = std::chrono::hours(24 * 365);
 
+// Binary sizes, as doubles for rates and shares.
+inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+inline constexpr double kBytesPerGiB = 1024.0 * kBytesPerMiB;
+
 Result<std::chrono::milliseconds> ParseDuration(std::string_view text);
 Result<std::uint64_t> ParseSize(std::string_view text);
 

@@ -109,6 +109,10 @@ def test_python_dash_m_gpuwatch_runs_the_command_line(monkeypatch):
                          capture_output=True, text=True)
     assert bad.returncode == 2
     assert "--count 0" in bad.stderr
+    # Commands other than status, query and select are gpuwatch-full's, packaged beside it.
+    script = subprocess.run([sys.executable, "-m", "gpuwatch", "completion", "bash"],
+                            capture_output=True, text=True, check=True)
+    assert "complete -F" in script.stdout
 
 
 def test_the_job_socket_sends_the_protocol_lines(tmp_path, monkeypatch):

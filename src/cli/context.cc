@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <iostream>
 
 #include "engine/signals.h"
 
@@ -60,6 +61,11 @@ Result<Snapshot> CollectAnswer(const CommonArgs& args, Source& source,
   if (!here) return here.error();
   source = std::move(*here);
   return CollectOnce(*source.backend, source.resolver.get(), collect);
+}
+
+int UsageError(std::string_view command, std::string_view message) {
+  std::cerr << "gpuwatch " << command << ": " << message << "\n";
+  return kExitUsage;
 }
 
 bool UseColor(const CommonArgs& args, int fd) {

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/source.h"
@@ -46,6 +47,9 @@ engine::SourceOptions OneShotSource(const CommonArgs& args);
 // error when that open fails.
 Result<Snapshot> CollectAnswer(const CommonArgs& args, Source& source,
                                const CollectOptions& collect);
+
+// Says "gpuwatch COMMAND: MESSAGE" on stderr; returns kExitUsage.
+int UsageError(std::string_view command, std::string_view message);
 
 // Exit statuses shared by all commands.
 inline constexpr int kExitOk = 0;

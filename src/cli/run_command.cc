@@ -37,14 +37,9 @@ namespace {
 // How long `run` waits for the driver's first answers before the job runs unmonitored.
 constexpr auto kDriverWait = std::chrono::seconds(10);
 
-int Usage(const std::string& message) {
-  std::cerr << "gpuwatch run: " << message << "\n";
-  return kExitUsage;
-}
-
 int RunRun(const CommonArgs& common, RunArgs args) {
   engine::JobOptions job;
-  if (Status st = CheckRunArgs(common, args, job); !st.ok()) return Usage(st.message());
+  if (Status st = CheckRunArgs(common, args, job); !st.ok()) return UsageError("run", st.message());
   args.outputs.hostname = Hostname();
   Terminal terminal(std::cerr, "gpuwatch: ");
   const LogColors colors(UseColor(common, STDERR_FILENO));
@@ -57,28 +52,30 @@ int RunRun(const CommonArgs& common, RunArgs args) {
   }
   auto pipeline = Pipeline::Open(
       args.outputs, [](const std::string& m) { std::cerr << "gpuwatch: warning: " << m << "\n"; });
-  if (!pipeline) return Usage(pipeline.error().message());
+  if (!pipeline) return UsageError("run", pipeline.error().message());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
   if (!args.json.empty()) {
     json_file.reset(std::fopen(args.json.c_str(), "w"));
     if (!json_file)
-      return Usage(fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
+      return UsageError(
+          "run", fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
   }
 
   if (!args.report.empty()) {
     for (const Status& s : {report::CheckCanRender(), report::CheckWritable(args.report)}) {
-      if (!s.ok()) return Usage("--report: " + s.message());
+      if (!s.ok()) return UsageError("run", "--report: " + s.message());
     }
   }
   auto auto_count = AutoCount(args.gpus);
-  if (!auto_count) return Usage(auto_count.error().message());
+  if (!auto_count) return UsageError("run", auto_count.error().message());
   std::optional<ClaimRequest> claim;
   if (*auto_count) {
     auto request = RunClaimRequest(args.claim, **auto_count, args.command);
-    if (!request) return Usage(request.error().message());
+    if (!request) return UsageError("run", request.error().message());
     claim = std::move(*request);
   } else if (AnyLimit(args.claim)) {
-    return Usage(
+    return UsageError(
+        "run",
         "--min-free, --max-util, --max-memory-util, --exclude, --order, --account-as-free and "
         "--wait choose GPUs: use them with --gpus auto:N");
   }
@@ -118,7 +115,7 @@ int RunRun(const CommonArgs& common, RunArgs args) {
     if (Status st = NamedGpus(
             args.gpus, source ? std::optional(source->backend->DeviceCount()) : std::nullopt, job);
         !st.ok()) {
-      return Usage(st.message());
+      return UsageError("run", st.message());
     }
   }
   if (source && !engine::SourceBanner(*source).empty()) {

@@ -26,11 +26,6 @@ struct SelectArgs {
   bool release = false;
 };
 
-int Usage(const std::string& message) {
-  std::cerr << "gpuwatch select: " << message << "\n";
-  return kExitUsage;
-}
-
 std::string CommandOf(std::uint32_t pid) {
   const std::string dir = fmt::format("/proc/{}/", pid);
   auto cmdline = host::ReadWholeFile(dir + "cmdline");
@@ -61,13 +56,14 @@ int Release(const ProcessKey& owner) {
 
 int RunSelect(const CommonArgs& common, const SelectArgs& args) {
   auto request = BuildClaimRequest(args.claim);
-  if (!request) return Usage(request.error().message());
+  if (!request) return UsageError("select", request.error().message());
   if (args.format != "index" && args.format != "uuid" && args.format != "env") {
-    return Usage(fmt::format("--format \"{}\": must be index, uuid or env", args.format));
+    return UsageError("select",
+                      fmt::format("--format \"{}\": must be index, uuid or env", args.format));
   }
   request->lease = request->lease || args.lease;
   if (args.lease_owner != 0 && !request->lease && !args.release) {
-    return Usage("--lease-owner needs --lease, --wait or --release");
+    return UsageError("select", "--lease-owner needs --lease, --wait or --release");
   }
   if (request->lease || args.release) {
     // The lease belongs to whoever asked: the shell or script that runs
@@ -75,7 +71,9 @@ int RunSelect(const CommonArgs& common, const SelectArgs& args) {
     const std::uint32_t pid =
         args.lease_owner != 0 ? args.lease_owner : static_cast<std::uint32_t>(getppid());
     auto holder = host::ProcessLiveness("/proc").Identify(pid);
-    if (!holder) return Usage(fmt::format("--lease-owner {}: {}", pid, holder.error().message()));
+    if (!holder)
+      return UsageError("select",
+                        fmt::format("--lease-owner {}: {}", pid, holder.error().message()));
     if (args.release) return Release(*holder);
     request->holders = {*holder};
     request->user = CurrentUser();

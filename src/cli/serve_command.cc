@@ -18,11 +18,6 @@ namespace {
 
 void Log(const std::string& line) { std::cerr << "gpuwatch serve: " << line << std::endl; }
 
-int Usage(const std::string& m) {
-  std::cerr << "gpuwatch serve: " << m << "\n";
-  return kExitUsage;
-}
-
 // The daemon's signals: SIGINT and SIGTERM stop it, SIGHUP reloads.
 engine::DaemonRequest PollSignals() {
   const int sig = engine::TakeSignal();
@@ -49,12 +44,12 @@ int Serve(const CommonArgs& common, ServeArgs args, const CLI::App& command) {
   engine::DaemonOptions d;
   d.source = common;
   auto interval = ParseDuration(args.interval);
-  if (!interval) return Usage("--interval: " + interval.error().message());
+  if (!interval) return UsageError("serve", "--interval: " + interval.error().message());
   if (*interval < std::chrono::milliseconds(100))
-    return Usage("--interval: the daemon's shortest interval is 100ms");
+    return UsageError("serve", "--interval: the daemon's shortest interval is 100ms");
   d.interval = *interval;
   if (Status s = server::ParseListen(args.listen, d.http.host, d.http.port); !s.ok())
-    return Usage(s.message());
+    return UsageError("serve", s.message());
   d.http.metrics.process_metrics = args.process_metrics;
   d.http.metrics.process_user = args.process_user;
   d.http.metrics.dcgm_compat = args.dcgm_compat;

@@ -51,11 +51,6 @@ struct SweepArgs {
   std::vector<std::string> command;
 };
 
-int Usage(const std::string& message) {
-  std::cerr << "gpuwatch sweep: " << message << "\n";
-  return kExitUsage;
-}
-
 // "8,16,32": positive integers, each named by position when it is not one.
 template <typename T>
 Result<std::vector<T>> PositiveList(const std::string& flag, const std::string& text, T max) {
@@ -189,12 +184,13 @@ Result<engine::SweepPlan> Plan(const CommonArgs& common, SweepArgs& args,
 int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
   engine::SweepRunOptions run;
   auto plan = Plan(common, args, run);
-  if (!plan) return Usage(plan.error().message());
+  if (!plan) return UsageError("sweep", plan.error().message());
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> json_file(nullptr, &std::fclose);
   if (!args.json.empty() && args.json != "-") {
     json_file.reset(std::fopen(args.json.c_str(), "w"));
     if (!json_file) {
-      return Usage(fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
+      return UsageError(
+          "sweep", fmt::format("--json: cannot write {}: {}", args.json, std::strerror(errno)));
     }
   }
   if (!args.report.empty()) {
@@ -203,16 +199,18 @@ int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
       return kExitFailure;
     }
     if (Status s = report::CheckWritable(args.report); !s.ok()) {
-      return Usage("--report: " + s.message());
+      return UsageError("sweep", "--report: " + s.message());
     }
   }
   auto auto_count = AutoCount(args.gpus);
-  if (!auto_count) return Usage(auto_count.error().message());
+  if (!auto_count) return UsageError("sweep", auto_count.error().message());
   if (*auto_count && **auto_count != 1) {
-    return Usage(fmt::format("--gpus {}: a sweep runs on one GPU (auto:1 or an index)", args.gpus));
+    return UsageError(
+        "sweep", fmt::format("--gpus {}: a sweep runs on one GPU (auto:1 or an index)", args.gpus));
   }
   if (!*auto_count && args.gpus.find_first_not_of("0123456789") != std::string::npos) {
-    return Usage(fmt::format("--gpus \"{}\": give one GPU index, or auto:1", args.gpus));
+    return UsageError("sweep",
+                      fmt::format("--gpus \"{}\": give one GPU index, or auto:1", args.gpus));
   }
   Terminal terminal(std::cerr, "gpuwatch: ");
   OpenWait wait;
@@ -228,16 +226,17 @@ int RunSweepCommand(const CommonArgs& common, SweepArgs args) {
   std::optional<JobLease> lease;
   if (*auto_count) {
     auto request = RunClaimRequest(args.claim, 1, args.command);
-    if (!request) return Usage(request.error().message());
+    if (!request) return UsageError("sweep", request.error().message());
     if (auto refused = GrantClaim(*source, *request, args.quiet, terminal, job, held, lease)) {
       return *refused;
     }
   } else {
     if (AnyLimit(args.claim)) {
-      return Usage("--min-free, --max-util and the other choosing options need --gpus auto:1");
+      return UsageError("sweep",
+                        "--min-free, --max-util and the other choosing options need --gpus auto:1");
     }
     if (Status st = NamedGpus(args.gpus, source->backend->DeviceCount(), job); !st.ok()) {
-      return Usage(st.message());
+      return UsageError("sweep", st.message());
     }
   }
   run.env = job.env;

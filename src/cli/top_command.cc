@@ -51,11 +51,6 @@ struct TopSource {
 #endif
 };
 
-int Usage(std::string_view what) {
-  std::cerr << "gpuwatch top: " << what << "\n";
-  return kExitUsage;
-}
-
 Result<tui::Theme> ThemeOf(const std::string& name) {
   if (name == "dark") return tui::Theme::kDark;
   if (name == "light") return tui::Theme::kLight;
@@ -164,19 +159,19 @@ Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopA
 
 int RunTop(const CommonArgs& common, const TopArgs& a) {
   auto interval = ParseDuration(a.interval);
-  if (!interval) return Usage("--interval: " + interval.error().message());
+  if (!interval) return UsageError("top", "--interval: " + interval.error().message());
   if (*interval < std::chrono::milliseconds(100)) {
-    return Usage("--interval: the shortest interval for top is 100ms");
+    return UsageError("top", "--interval: the shortest interval for top is 100ms");
   }
   tui::Theme theme =
       std::getenv("NO_COLOR") && *std::getenv("NO_COLOR") ? tui::Theme::kMono : tui::Theme::kDark;
   if (!a.theme.empty()) {
     auto t = ThemeOf(a.theme);
-    if (!t) return Usage(t.error().message());
+    if (!t) return UsageError("top", t.error().message());
     theme = *t;
   }
   auto source = ParseSource(common, a);
-  if (!source) return Usage(source.error().message());
+  if (!source) return UsageError("top", source.error().message());
   // Before anything starts: a terminal that cannot show the view.
   if (auto problem = tui::TerminalProblem()) {
     std::cerr << "gpuwatch top: " << *problem

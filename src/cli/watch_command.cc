@@ -28,14 +28,14 @@ struct WatchArgs {
   bool quiet = false;
 };
 
-int UsageError(std::string_view option, const Status& why) {
+int OptionError(std::string_view option, const Status& why) {
   std::cerr << "gpuwatch watch: " << option << ": " << why.message() << "\n";
   return kExitUsage;
 }
 
 int RunWatch(const CommonArgs& common, WatchArgs args) {
   auto interval = ParseDuration(args.interval);
-  if (!interval) return UsageError("--interval", interval.error());
+  if (!interval) return OptionError("--interval", interval.error());
   if (*interval < std::chrono::milliseconds(10)) {
     std::cerr << "gpuwatch watch: --interval: the shortest interval is 10ms\n";
     return kExitUsage;
@@ -43,7 +43,7 @@ int RunWatch(const CommonArgs& common, WatchArgs args) {
   std::optional<std::chrono::milliseconds> duration;
   if (!args.duration.empty()) {
     auto d = ParseDuration(args.duration);
-    if (!d) return UsageError("--duration", d.error());
+    if (!d) return OptionError("--duration", d.error());
     duration = *d;
   }
   args.outputs.hostname = SourceHostname(common);  // a replay keeps the recorded machine's

@@ -12,7 +12,7 @@
 namespace gpuwatch {
 namespace {
 
-std::string Kind(mode_t mode) {
+std::string FileKind(mode_t mode) {
   if (S_ISDIR(mode)) return "a directory";
   if (S_ISFIFO(mode)) return "a FIFO";
   if (S_ISCHR(mode)) return "a character device";
@@ -29,7 +29,7 @@ std::string Limit(std::size_t bytes) {
 
 Status Check(const std::string& path, const struct stat& st, std::size_t max_bytes) {
   if (!S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(path + " is " + Kind(st.st_mode) + ", not a regular file");
+    return Status::InvalidArgument(path + " is " + FileKind(st.st_mode) + ", not a regular file");
   }
   if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
     return Status::InvalidArgument(path + " is " + std::to_string(st.st_size) +
@@ -63,7 +63,7 @@ Status CheckRegularFileOrAbsent(const std::string& path) {
   struct stat st {};
   if (stat(path.c_str(), &st) != 0) return Status::Ok();  // absent, or said by whoever opens it
   if (S_ISREG(st.st_mode)) return Status::Ok();
-  return Status::InvalidArgument(path + " is " + Kind(st.st_mode) + ", not a regular file");
+  return Status::InvalidArgument(path + " is " + FileKind(st.st_mode) + ", not a regular file");
 }
 
 Status CheckTextFile(const std::string& path, std::size_t max_bytes) {

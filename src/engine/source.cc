@@ -19,13 +19,13 @@
 namespace gpuwatch::engine {
 namespace fs = std::filesystem;
 
-namespace {
-
-fs::path ExeDir() {
+std::string ExeDir() {
   std::error_code ec;
   const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path(".") : exe.parent_path();
+  return ec ? std::string(".") : exe.parent_path().string();
 }
+
+namespace {
 
 std::string FirstExisting(std::initializer_list<fs::path> candidates) {
   for (const auto& c : candidates) {
@@ -41,7 +41,7 @@ Result<DemoAssets> FindDemoAssets(const std::string& scenario_override,
                                   const std::string& demo_dir) {
   // Found from where the binary is, never from where it was built: next to
   // it (a build tree, the Python package's _data/) or in its install prefix.
-  const fs::path exe = ExeDir();
+  const fs::path exe(ExeDir());
   const fs::path embedded = demo_dir.empty() ? exe : fs::path(demo_dir);
   const fs::path prefix = exe / "..";
   DemoAssets a;

@@ -34,6 +34,10 @@ struct SourceOptions {
   bool daemon = false;
 };
 
+// The directory of the running executable (/proc/self/exe), "." when it
+// cannot be read: where gpuwatch finds what it ships beside itself.
+std::string ExeDir();
+
 // Where demo assets live (next to the binary when installed, the source tree
 // when run from a build directory).
 struct DemoAssets {

@@ -17,9 +17,7 @@ namespace gpuwatch::tui {
 namespace {
 
 using Clock = std::chrono::system_clock;
-constexpr std::string_view kPrefix = "gpuwatch_";
 constexpr std::string_view kBuildInfo = "gpuwatch_exporter_build_info";
-constexpr std::chrono::minutes kSeenWindow{10};
 
 // Series the view reads that are not catalogue rows (without the prefix).
 constexpr std::string_view kOtherSeries =
@@ -28,20 +26,13 @@ constexpr std::string_view kOtherSeries =
     "framework_memory_bytes|exporter_sampler_hung|exporter_last_sample_age_seconds|"
     "exporter_sample_duration_seconds";
 
-std::optional<long> Int(std::string_view s) {
-  long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // {__name__=~"gpuwatch_((mig_)?(memory_used_bytes|...)|gpu_up|...)"} plus `extra` matchers.
 std::string ValuesSelector(const std::string& extra) {
   std::string fields;
   for (const FieldInfo& f : Catalogue()) {
     if (f.prom_name.empty() || f.kind == Kind::kInfo) continue;
     fmt::format_to(std::back_inserter(fields), "{}{}", fields.empty() ? "" : "|",
-                   f.prom_name.substr(kPrefix.size()));
+                   f.prom_name.substr(kSeriesPrefix.size()));
   }
   return fmt::format("{{__name__=~\"gpuwatch_((mig_)?({})|{})\"{}}}", fields, kOtherSeries, extra);
 }
@@ -126,7 +117,7 @@ Result<PrometheusSource> ParsePrometheusUrl(std::string_view url) {
   }
   if (host.empty() || host == "[]") return bad("no host");
   if (!port.empty()) {
-    const auto n = Int(port.substr(1));
+    const auto n = WholeLong(port.substr(1));
     if (!n || *n < 1 || *n > 65535) return bad("the port must be a number from 1 to 65535");
   }
   s.url = fmt::format("{}://{}{}{}", scheme, host, port, path);

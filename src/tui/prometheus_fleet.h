@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,6 +22,14 @@
 #include "tui/host_view.h"
 
 namespace gpuwatch::tui {
+
+// What both halves (the queries, prometheus_fleet.cc; the series,
+// prometheus_series.cc) agree on: every gpuwatch series' name prefix, how
+// far back a host counts as seen, and the integer a label or port is
+// (nullopt unless all of `s` is one).
+inline constexpr std::string_view kSeriesPrefix = "gpuwatch_";
+inline constexpr std::chrono::minutes kSeenWindow{10};
+std::optional<long> WholeLong(std::string_view s);
 
 struct PrometheusSource {
   std::string url;             // base, e.g. "http://127.0.0.1:9090" (https allowed), no userinfo

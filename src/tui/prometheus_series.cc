@@ -17,8 +17,6 @@ namespace {
 
 using Labels = std::map<std::string, std::string>;
 using Clock = std::chrono::system_clock;
-constexpr std::string_view kPrefix = "gpuwatch_";
-constexpr std::chrono::minutes kSeenWindow{10};
 constexpr int kStaleIntervals = 4;
 constexpr std::chrono::seconds kStaleFloor{5};
 
@@ -26,13 +24,6 @@ const std::string& Label(const Labels& l, const std::string& key) {
   static const std::string kNone;
   auto it = l.find(key);
   return it == l.end() ? kNone : it->second;
-}
-
-std::optional<long> Int(std::string_view s) {
-  long v = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
-  return v;
 }
 
 // The catalogue rows by Prometheus name (every row that has one).
@@ -107,8 +98,8 @@ DeviceBuild& Device(HostBuild& h, int gpu, const Labels& labels) {
 }
 
 DeviceSample& Mig(HostBuild& h, int gpu, const Labels& labels) {
-  const long gi = Int(Label(labels, "gpu_instance")).value_or(-1);
-  const long ci = Int(Label(labels, "compute_instance")).value_or(-1);
+  const long gi = WholeLong(Label(labels, "gpu_instance")).value_or(-1);
+  const long ci = WholeLong(Label(labels, "compute_instance")).value_or(-1);
   DeviceSample& m = h.migs[{gpu, gi, ci, Label(labels, "uuid")}];
   m.index = gpu;
   if (gi >= 0) m.gpu_instance_id = static_cast<std::uint32_t>(gi);
@@ -121,7 +112,7 @@ leaks::LeakReport& Leak(HostBuild& h, int gpu, const Labels& l) {
   const std::string &scope = Label(l, "scope"), &pid = Label(l, "pid");
   leaks::LeakReport& r = h.leaks[{gpu, scope, pid}];
   r.subject.gpu = gpu;
-  if (auto p = Int(pid)) r.subject.process = ProcessKey{static_cast<std::uint32_t>(*p), 0};
+  if (auto p = WholeLong(pid)) r.subject.process = ProcessKey{static_cast<std::uint32_t>(*p), 0};
   if (scope == "framework") r.subject.framework = "framework";  // which one is not exported
   return r;
 }
@@ -139,24 +130,24 @@ void Lease(HostBuild& h, const PromSample& s, std::string_view name) {
   }
   if (name != "lease_info") return;
   it->device = Label(s.labels, "device");
-  if (auto pid = Int(Label(s.labels, "pid"))) {
+  if (auto pid = WholeLong(Label(s.labels, "pid"))) {
     it->holders = {ProcessKey{static_cast<std::uint32_t>(*pid), 0}};
   }
   it->command = Label(s.labels, "command");
   it->user = Label(s.labels, "user");
-  it->ticket = static_cast<std::uint64_t>(Int(Label(s.labels, "ticket")).value_or(0));
+  it->ticket = static_cast<std::uint64_t>(WholeLong(Label(s.labels, "ticket")).value_or(0));
 }
 
 // One series of V into its host.
 void Apply(HostBuild& h, const PromSample& s) {
   const std::string& full = Label(s.labels, "__name__");
-  if (!full.starts_with(kPrefix)) return;
-  const std::string_view name = std::string_view(full).substr(kPrefix.size());
-  const std::optional<long> gpu_label = Int(Label(s.labels, "gpu"));
+  if (!full.starts_with(kSeriesPrefix)) return;
+  const std::string_view name = std::string_view(full).substr(kSeriesPrefix.size());
+  const std::optional<long> gpu_label = WholeLong(Label(s.labels, "gpu"));
   const int gpu = static_cast<int>(gpu_label.value_or(0));
   const bool number = std::isfinite(s.value);
   const auto pid = [&] {
-    return static_cast<std::uint32_t>(Int(Label(s.labels, "pid")).value_or(0));
+    return static_cast<std::uint32_t>(WholeLong(Label(s.labels, "pid")).value_or(0));
   };
   if (name == "exporter_sampler_hung") {
     h.hung = s.value;
@@ -219,7 +210,7 @@ void Apply(HostBuild& h, const PromSample& s) {
       if (number) p.fields[f->id] = Reading::Number(s.value);
     }
   } else if (name.starts_with("mig_")) {
-    const FieldInfo* mf = FieldByPromName(fmt::format("{}{}", kPrefix, name.substr(4)));
+    const FieldInfo* mf = FieldByPromName(fmt::format("{}{}", kSeriesPrefix, name.substr(4)));
     if (mf && mf->scope == Scope::kDevice && number) {
       Mig(h, gpu, s.labels).fields[mf->id] = Reading::Number(s.value);
     }
@@ -326,6 +317,13 @@ std::string Excerpt(std::string_view body) {
 }
 
 }  // namespace
+
+std::optional<long> WholeLong(std::string_view s) {
+  long v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size()) return std::nullopt;
+  return v;
+}
 
 Result<std::vector<PromSample>> ParseQueryAnswer(std::string_view body) {
   const auto not_prometheus = [&](std::string_view what) {

@@ -12,6 +12,7 @@
 #include "alerts/event_json.h"
 #include "analysis/rules/rule_parser.h"
 #include "export/lines.h"
+#include "runner_util.h"
 
 namespace gpuwatch::alerts {
 namespace {
@@ -19,15 +20,8 @@ namespace {
 using rules::ParseOptions;
 using rules::ParseRules;
 
-ActionRunnerOptions Options(LogSink log = {}, bool allow_commands = false,
-                            std::size_t queue_capacity = 1024, std::string host = {}) {
-  ActionRunnerOptions o;
-  o.log = std::move(log);
-  o.allow_commands = allow_commands;
-  o.queue_capacity = queue_capacity;
-  o.host = std::move(host);
-  return o;
-}
+using testing::Lines;
+using testing::Options;
 
 namespace fs = std::filesystem;
 
@@ -43,22 +37,6 @@ class TempDir {
 
  private:
   fs::path path_;
-};
-
-// Collects log lines from the runner's worker thread.
-struct Lines {
-  std::mutex mu;
-  std::vector<std::string> lines;
-  LogSink Sink() {
-    return [this](std::string_view l) {
-      std::lock_guard lock(mu);
-      lines.emplace_back(l);
-    };
-  }
-  std::vector<std::string> Get() {
-    std::lock_guard lock(mu);
-    return lines;
-  }
 };
 
 RuleSet Rules(const std::string& actions, bool allow_commands = false) {

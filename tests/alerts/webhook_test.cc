@@ -10,6 +10,7 @@
 #include "../analysis/rules/test_snapshots.h"
 #include "alerts/action_runner.h"
 #include "analysis/rules/rule_parser.h"
+#include "runner_util.h"
 
 namespace gpuwatch::alerts {
 namespace {
@@ -17,15 +18,8 @@ namespace {
 using rules::ParseOptions;
 using rules::ParseRules;
 
-ActionRunnerOptions Options(LogSink log = {}, bool allow_commands = false,
-                            std::size_t queue_capacity = 1024, std::string host = {}) {
-  ActionRunnerOptions o;
-  o.log = std::move(log);
-  o.allow_commands = allow_commands;
-  o.queue_capacity = queue_capacity;
-  o.host = std::move(host);
-  return o;
-}
+using testing::Lines;
+using testing::Options;
 
 // Accepts POST /hook; answers 500 to the first `failures` requests.
 class HookServer {
@@ -93,7 +87,7 @@ RuleSet HookRules(const std::string& url, const std::string& extra) {
   return set ? std::move(*set) : RuleSet{};
 }
 
-Event Firing() {
+Event CriticalFiring() {
   Event e;
   e.time = rules::testing::At(0);
   e.kind = Event::Kind::kAlertFiring;
@@ -105,23 +99,12 @@ Event Firing() {
   return e;
 }
 
-struct Lines {
-  std::mutex mu;
-  std::vector<std::string> lines;
-  LogSink Sink() {
-    return [this](std::string_view l) {
-      std::lock_guard lock(mu);
-      lines.emplace_back(l);
-    };
-  }
-};
-
 TEST(Webhook, PostsTheEventJson) {
   HookServer server(0);
   auto runner =
       ActionRunner::Create(HookRules(server.url(), ""), Options({}, false, 1024, "node7"));
   ASSERT_TRUE(runner) << runner.error().message();
-  (*runner)->Submit(Firing());
+  (*runner)->Submit(CriticalFiring());
   (*runner)->Stop();
   ASSERT_EQ(server.requests(), 1);
   EXPECT_EQ(server.content_types()[0], "application/json");
@@ -143,7 +126,7 @@ TEST(Webhook, RetriesAfterFailuresUntilTheServerAccepts) {
   auto runner = ActionRunner::Create(HookRules(server.url(), ", retries: 3, backoff: 1ms"),
                                      Options(log.Sink()));
   ASSERT_TRUE(runner);
-  (*runner)->Submit(Firing());
+  (*runner)->Submit(CriticalFiring());
   // Stop() would cut backoff short: wait for delivery through the stats.
   while ((*runner)->stats().delivered + (*runner)->stats().failed == 0) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -162,7 +145,7 @@ TEST(Webhook, GivesUpAfterRetriesWithOneWarning) {
   auto runner = ActionRunner::Create(HookRules(server.url(), ", retries: 2, backoff: 1ms"),
                                      Options(log.Sink()));
   ASSERT_TRUE(runner);
-  (*runner)->Submit(Firing());
+  (*runner)->Submit(CriticalFiring());
   while ((*runner)->stats().failed == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   (*runner)->Stop();
   EXPECT_EQ(server.requests(), 3);
@@ -178,7 +161,7 @@ TEST(Webhook, SlowServerTimesOutAndCountsAsAFailedAttempt) {
   auto runner = ActionRunner::Create(
       HookRules(server.url(), ", timeout: 100ms, retries: 1, backoff: 1ms"), Options(log.Sink()));
   ASSERT_TRUE(runner);
-  (*runner)->Submit(Firing());
+  (*runner)->Submit(CriticalFiring());
   while ((*runner)->stats().failed == 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   (*runner)->Stop();
   EXPECT_EQ(server.requests(), 2);
@@ -192,7 +175,7 @@ TEST(Webhook, SubmitDoesNotWaitForASlowServer) {
   auto runner = ActionRunner::Create(HookRules(server.url(), ", timeout: 100ms, retries: 0"),
                                      Options([](std::string_view) {}));
   ASSERT_TRUE(runner);
-  for (int i = 0; i < 10; ++i) (*runner)->Submit(Firing());
+  for (int i = 0; i < 10; ++i) (*runner)->Submit(CriticalFiring());
   // All ten were accepted while the worker waits on the first request.
   EXPECT_EQ((*runner)->stats().submitted, 10u);
   EXPECT_EQ((*runner)->stats().delivered, 0u);

@@ -25,7 +25,7 @@ using ::testing::HasSubstr;
 using TimePoint = std::chrono::system_clock::time_point;
 
 // 2024-01-01T00:00:00Z, an hour boundary; the store keeps milliseconds.
-const TimePoint kT0{milliseconds(1704067200000)};
+const TimePoint kHistoryT0{milliseconds(1704067200000)};
 
 class ReplayDir : public ::testing::Test {
  protected:
@@ -90,7 +90,7 @@ ProcessSample Trainer(double used_bytes) {
   p.host.user = "alice";
   p.host.uid = 1000;
   p.host.start_ticks = 5242;
-  p.host.start_time = kT0 - seconds(30);
+  p.host.start_time = kHistoryT0 - seconds(30);
   p.host.container_id = "0123456789ab";
   p.host.container_runtime = "docker";
   p.host.pod_uid = "pod-1";
@@ -100,9 +100,9 @@ ProcessSample Trainer(double used_bytes) {
 
 // Sample n: two GPUs at t0 + n s; GPU 0 runs the trainer, GPU 1 a process
 // that could not be attributed.
-std::shared_ptr<const Snapshot> Sample(int n) {
+std::shared_ptr<const Snapshot> HistorySample(int n) {
   auto s = std::make_shared<Snapshot>();
-  s->time = kT0 + seconds(n);
+  s->time = kHistoryT0 + seconds(n);
   s->sequence = static_cast<std::uint64_t>(n + 1);
   s->devices.push_back(Gpu(0, 1e9 * (n + 1)));
   s->devices.push_back(Gpu(1, 5e8));
@@ -115,7 +115,7 @@ std::shared_ptr<const Snapshot> Sample(int n) {
 }
 
 void WriteSamples(store::HistoryWriter& w, int from, int to) {
-  for (int i = from; i < to; ++i) w.Append(Sample(i));
+  for (int i = from; i < to; ++i) w.Append(HistorySample(i));
   ASSERT_TRUE(w.Flush().ok());
 }
 
@@ -123,8 +123,8 @@ TEST_F(ReplayDir, HistoryOfTheDemoFleetReplaysAsDemo) {
   const std::string path = File("demo.db");
   {
     auto w = Writer(path);
-    w->Append(Sample(0));
-    auto simulated = std::make_shared<Snapshot>(*Sample(1));
+    w->Append(HistorySample(0));
+    auto simulated = std::make_shared<Snapshot>(*HistorySample(1));
     simulated->demo = true;
     w->Append(simulated);
     ASSERT_TRUE(w->Flush().ok());
@@ -150,7 +150,7 @@ TEST_F(ReplayDir, HistoryPlaysSamplesFactsAndProcessesOfEveryGpu) {
     DeviceSample d0, d1;
     b->ReadDevice(0, AllFields(), true, d0);
     b->ReadDevice(1, AllFields(), true, d1);
-    EXPECT_EQ(*b->SampleTime(), kT0 + seconds(i));
+    EXPECT_EQ(*b->SampleTime(), kHistoryT0 + seconds(i));
     EXPECT_EQ(b->Finished(), i == 2);
 
     EXPECT_EQ(d0.fields[FieldId::kName].text(), "NVIDIA H200") << "facts from the devices table";
@@ -174,7 +174,7 @@ TEST_F(ReplayDir, HistoryPlaysSamplesFactsAndProcessesOfEveryGpu) {
     EXPECT_EQ(p.host.command, "python train.py --lr 0.1");
     EXPECT_EQ(p.host.user, "alice");
     EXPECT_EQ(p.host.start_ticks, 5242u);
-    EXPECT_EQ(p.host.start_time, kT0 - seconds(30));
+    EXPECT_EQ(p.host.start_time, kHistoryT0 - seconds(30));
     EXPECT_EQ(p.host.container_id, "0123456789ab");
     EXPECT_EQ(p.host.container_runtime, "docker");
     EXPECT_EQ(p.host.pod_uid, "pod-1");
@@ -192,7 +192,7 @@ TEST_F(ReplayDir, HistoryEventsAndMarksComeBackInTimeOrder) {
   {
     auto w = Writer(path);
     Event alert;
-    alert.time = kT0 + milliseconds(1500);
+    alert.time = kHistoryT0 + milliseconds(1500);
     alert.kind = Event::Kind::kAlertFiring;
     alert.severity = Severity::kWarning;
     alert.source = "gpu_hot";
@@ -201,11 +201,12 @@ TEST_F(ReplayDir, HistoryEventsAndMarksComeBackInTimeOrder) {
     alert.value = 88;
     alert.message = "GPU-1 is hot";
     w->Append(alert);
+    w->AppendMark({kHistoryT0 + milliseconds(1200), store::Mark::Kind::kStep, 120.0, "",
+                   ProcessKey{4242, 5242}});
+    w->AppendMark({kHistoryT0 + milliseconds(100), store::Mark::Kind::kPhase, std::nullopt, "train",
+                   std::nullopt});
     w->AppendMark(
-        {kT0 + milliseconds(1200), store::Mark::Kind::kStep, 120.0, "", ProcessKey{4242, 5242}});
-    w->AppendMark(
-        {kT0 + milliseconds(100), store::Mark::Kind::kPhase, std::nullopt, "train", std::nullopt});
-    w->AppendMark({kT0 + milliseconds(2500), store::Mark::Kind::kEpoch, 2.5, "", std::nullopt});
+        {kHistoryT0 + milliseconds(2500), store::Mark::Kind::kEpoch, 2.5, "", std::nullopt});
     WriteSamples(*w, 0, 3);
   }
 
@@ -214,7 +215,7 @@ TEST_F(ReplayDir, HistoryEventsAndMarksComeBackInTimeOrder) {
   const std::vector<Event>& e = b->events();
   ASSERT_EQ(e.size(), 4u);
   EXPECT_EQ(e[0].kind, Event::Kind::kMark);
-  EXPECT_EQ(e[0].time, kT0 + milliseconds(100));
+  EXPECT_EQ(e[0].time, kHistoryT0 + milliseconds(100));
   EXPECT_EQ(e[0].source, "phase");
   EXPECT_EQ(e[0].message, "phase train");
   EXPECT_FALSE(e[0].value);
@@ -225,7 +226,7 @@ TEST_F(ReplayDir, HistoryEventsAndMarksComeBackInTimeOrder) {
   EXPECT_EQ(e[1].process, (ProcessKey{4242, 5242}));
 
   EXPECT_EQ(e[2].kind, Event::Kind::kAlertFiring);
-  EXPECT_EQ(e[2].time, kT0 + milliseconds(1500));
+  EXPECT_EQ(e[2].time, kHistoryT0 + milliseconds(1500));
   EXPECT_EQ(e[2].severity, Severity::kWarning);
   EXPECT_EQ(e[2].source, "gpu_hot");
   EXPECT_EQ(e[2].gpu, 1);
@@ -269,7 +270,7 @@ TEST_F(ReplayDir, HistoryRawSamplesRemovedByRetentionAreReplayedWithANote) {
   // once the minute and hour tiers cover the rest.
   for (int m = 0; m <= 180; ++m) {
     auto s = std::make_shared<Snapshot>();
-    s->time = kT0 + std::chrono::minutes(m);
+    s->time = kHistoryT0 + std::chrono::minutes(m);
     s->devices.push_back(Gpu(0, 1e9 + m));
     w->Append(std::move(s));
   }
@@ -288,7 +289,7 @@ TEST_F(ReplayDir, HistoryRawSamplesRemovedByRetentionAreReplayedWithANote) {
 
   auto b = Replay(path);
   ASSERT_TRUE(b);
-  EXPECT_GE(*b->SampleTime(), kT0 + std::chrono::minutes(170));
+  EXPECT_GE(*b->SampleTime(), kHistoryT0 + std::chrono::minutes(170));
   DeviceSample d;
   b->ReadDevice(0, AllFields(), false, d);
   EXPECT_GE(d.fields[FieldId::kMemoryUsedBytes].number(), 1e9 + 170);
@@ -301,7 +302,7 @@ TEST_F(ReplayDir, HistoryMigDevicesAreLeftOutWithANote) {
   const std::string path = File("mig.db");
   {
     auto w = Writer(path);
-    auto s = std::make_shared<Snapshot>(*Sample(0));
+    auto s = std::make_shared<Snapshot>(*HistorySample(0));
     DeviceSample mig = Gpu(0, 1e6);
     mig.mig_index = 1;
     mig.fields[FieldId::kUuid] = Reading::Text("MIG-0001");
@@ -325,13 +326,13 @@ TEST_F(ReplayDir, HistoryGpusSeenUnderTwoIdentitiesOrMissingIndicesAreNoted) {
   {
     auto w = Writer(path);
     auto first = std::make_shared<Snapshot>();  // GPU 0's uuid not read yet
-    first->time = kT0;
+    first->time = kHistoryT0;
     first->devices.push_back(Gpu(0, 1e9));
     first->devices[0].fields[FieldId::kUuid] = Reading::Absent(Missing::kFailed);
     first->devices.push_back(Gpu(2, 2e9));
     first->devices[1].fields[FieldId::kName] = Reading::Text("NVIDIA H100");
     auto second = std::make_shared<Snapshot>(*first);
-    second->time = kT0 + seconds(1);
+    second->time = kHistoryT0 + seconds(1);
     second->devices[0] = Gpu(0, 3e9);
     w->Append(first);
     w->Append(second);
@@ -371,7 +372,7 @@ TEST_F(ReplayDir, HistoryWithoutGpusIsAnError) {
   const std::string path = File("no-gpus.db");
   {
     auto w = Writer(path);
-    w->AppendMark({kT0, store::Mark::Kind::kStep, 1.0, "", std::nullopt});
+    w->AppendMark({kHistoryT0, store::Mark::Kind::kStep, 1.0, "", std::nullopt});
     ASSERT_TRUE(w->Flush().ok());
   }
   EXPECT_THAT(ErrorOf(path), HasSubstr(path + ": no samples (the history holds no GPUs)"));
@@ -418,8 +419,8 @@ TEST_F(ReplayDir, FormatIsToldByContentNotByName) {
   EXPECT_EQ(h->samples(), 2u);
 
   const std::string lines = File("looks-like.db");
-  std::ofstream(lines) << JsonlHeader(*Sample(0), "node-1") << "\n"
-                       << JsonlSample(*Sample(0)) << "\n";
+  std::ofstream(lines) << JsonlHeader(*HistorySample(0), "node-1") << "\n"
+                       << JsonlSample(*HistorySample(0)) << "\n";
   auto j = Replay(lines);
   ASSERT_TRUE(j);
   EXPECT_EQ(j->format(), ReplayBackend::Format::kJsonLines);

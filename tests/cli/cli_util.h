@@ -37,9 +37,11 @@ struct CmdResult {
   std::string err;
 };
 
-// Runs `gpuwatch ARGS` with ENV (shell assignments) at frozen scenario time 100,
-// with leases in a directory of its own (ENV may name another).
-inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
+// Runs `BINARY ARGS` (gpuwatch or gpuwatch-full of the build, or a path)
+// with ENV (shell assignments) at frozen scenario time 100, with leases in a
+// directory of its own (ENV may name another).
+inline CmdResult RunBinary(const std::string& binary, const std::string& args,
+                           const std::string& env = "") {
   static int n = 0;
   const fs::path dir = fs::temp_directory_path() /
                        ("gw-cli-" + std::to_string(getpid()) + "-" + std::to_string(n++));
@@ -47,8 +49,9 @@ inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") 
   const std::string cmd =
       "cd " + std::string(GPUWATCH_SOURCE_DIR) +
       " && env GPUWATCH_FAKE_TIME=100 GPUWATCH_RUNTIME_DIR=" + (dir / "run").string() + " " + env +
-      " " + GPUWATCH_BINARY_DIR + "/gpuwatch " + args + " >" + (dir / "out").string() + " 2>" +
-      (dir / "err").string();
+      " " +
+      (binary.find('/') == std::string::npos ? GPUWATCH_BINARY_DIR + ("/" + binary) : binary) +
+      " " + args + " >" + (dir / "out").string() + " 2>" + (dir / "err").string();
   const int status = std::system(cmd.c_str());
   CmdResult r;
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -56,6 +59,11 @@ inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") 
   r.err = Slurp(dir / "err");
   fs::remove_all(dir);
   return r;
+}
+
+// Runs `gpuwatch ARGS` (RunBinary).
+inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
+  return RunBinary("gpuwatch", args, env);
 }
 
 }  // namespace gpuwatch::testing

@@ -70,9 +70,9 @@ TEST_F(WarmAnswer, AnswersAreWhatAColdRunPrintsWithoutOpeningTheDriver) {
   const auto status = Gpuwatch("--color=never", env);
   ASSERT_EQ(status.code, 0) << status.err;
   EXPECT_EQ(WithoutFirstLine(status.out), WithoutFirstLine(cold_status.out));
-  const auto json = Gpuwatch("--json", env);
-  ASSERT_EQ(json.code, 0) << json.err;
-  auto a = nlohmann::json::parse(json.out);
+  const auto warm_json = Gpuwatch("--json", env);
+  ASSERT_EQ(warm_json.code, 0) << warm_json.err;
+  auto a = nlohmann::json::parse(warm_json.out);
   auto b = nlohmann::json::parse(cold_json.out);
   a.erase("time");  // the daemon's sample time, not the moment the command ran
   b.erase("time");

@@ -18,9 +18,9 @@ namespace {
 using std::chrono::seconds;
 using std::chrono::system_clock;
 
-const system_clock::time_point kNow = system_clock::time_point(seconds(1796033018));
+const system_clock::time_point kPartsNow = system_clock::time_point(seconds(1796033018));
 
-Snapshot Fixed() {
+Snapshot FixedWithoutHost() {
   auto backend = testing::OpenFake("fixed.yaml", 100);
   return CollectOnce(*backend, nullptr, CollectOptions{});
 }
@@ -56,10 +56,10 @@ MetricsInput Rich(const Snapshot& s) {
   leases.leases = {lease};
   host::Waiter waiter;
   waiter.ticket = 4;
-  waiter.since = kNow - seconds(30);
+  waiter.since = kPartsNow - seconds(30);
   leases.queue = {waiter};
   in.leases = leases;
-  in.now = kNow;
+  in.now = kPartsNow;
   return in;
 }
 
@@ -82,7 +82,7 @@ std::set<std::string> Families(const std::string& text) {
 }
 
 TEST(MetricsParts, TogetherTheyAreTheDocumentAndTheirFamiliesAreDisjoint) {
-  const Snapshot s = Fixed();
+  const Snapshot s = FixedWithoutHost();
   for (MetricsFormat format : {MetricsFormat::kPrometheus, MetricsFormat::kOpenMetrics}) {
     const MetricsInput in = Rich(s);
     const MetricsOptions o = Everything(format);
@@ -102,7 +102,7 @@ TEST(MetricsParts, TogetherTheyAreTheDocumentAndTheirFamiliesAreDisjoint) {
 }
 
 TEST(MetricsParts, ThePublishedPartReadsNothingThatChangesBetweenScrapes) {
-  const Snapshot s = Fixed();
+  const Snapshot s = FixedWithoutHost();
   const MetricsOptions o = Everything(MetricsFormat::kPrometheus);
   const MetricsInput first = Rich(s);
   MetricsInput later = first;
@@ -111,7 +111,7 @@ TEST(MetricsParts, ThePublishedPartReadsNothingThatChangesBetweenScrapes) {
   later.stats.http_shed = 1;
   later.stats.sampler_hung = true;
   later.leases->leases.clear();
-  later.now = kNow + seconds(10);
+  later.now = kPartsNow + seconds(10);
   EXPECT_EQ(RenderPublishedMetrics(first, o), RenderPublishedMetrics(later, o));
   EXPECT_NE(RenderLiveMetrics(first, o), RenderLiveMetrics(later, o));
 }

@@ -16,11 +16,6 @@ pid_t Sleeper() {
   return pid;
 }
 
-void Reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
-
 class FakeChild : public FakeNvml {
  protected:
   // Polls past the library's 200 ms cache of /proc.

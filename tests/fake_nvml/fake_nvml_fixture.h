@@ -5,10 +5,12 @@
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -27,6 +29,12 @@ inline constexpr unsigned long long kGiB = 1024ull * kMiB;
 inline constexpr nvmlReturn_t kDeprecated = 26;
 inline constexpr const char* kLibrary = GPUWATCH_BINARY_DIR "/lib/libnvidia-ml-fake.so";
 inline constexpr const char* kOldLibrary = GPUWATCH_BINARY_DIR "/lib/libnvidia-ml-fake-old.so";
+
+// Kills a child the test started and waits for it.
+inline void Reap(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
 
 inline std::string Scenario(const std::string& name) {
   return std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/test/" + name;

@@ -20,11 +20,6 @@ pid_t SweepChild(int value) {
   return pid;
 }
 
-void Reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
-
 class FakeSweep : public FakeNvml {
  protected:
   static std::vector<nvmlProcessInfo_t> ProcessesWithin(nvmlDevice_t device, std::size_t want) {

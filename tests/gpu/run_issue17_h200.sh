@@ -5,8 +5,9 @@
 # pynvml loop making the same calls, nvidia-smi -l 1, the C loop and nvitop's
 # collector; /metrics under load), then where a cold status's time goes
 # (variants timed, one run traced) and bench/query_phases.
-# Carry .devtree (bin/gpuwatch and bin/bench/{nvml_c_loop,query_phases} from a
-# release build made here, lib/ with the libraries the GPU machine lacks) and
+# Carry .devtree (bin/gpuwatch, bin/gpuwatch-full and
+# bin/bench/{nvml_c_loop,query_phases} from a release build made here, lib/
+# with the libraries the GPU machine lacks) and
 # .peers (the peers' sources, kept beside the repository, not in it). Writes $OUT/side_by_side.txt, $OUT/status_phases.txt,
 # $OUT/status.strace.
 set -u
@@ -17,6 +18,8 @@ export PYTHONUNBUFFERED=1
 GW=$PWD/.devtree/bin/gpuwatch
 export PATH=$PWD/.devtree/bin:$PATH  # wrk
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
+echo "== the libraries each executable loads (ldd)"
+for b in "$GW" "$(dirname "$GW")/gpuwatch-full"; do echo "$b: $(ldd "$b" | awk '{print $1}' | tr '\n' ' ')"; done
 python3 tests/gpu/train_loop.py --seconds 420 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
 sleep 15

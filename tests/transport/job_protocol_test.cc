@@ -106,7 +106,7 @@ int SendTo(const std::string& path, const std::string& text) {
 }
 
 TEST(JobSocket, AtAPathForTheDaemonNamesTheSenderAndGuardsThePath) {
-  const std::string path = testing::TempDir() + "gw-sock-" + std::to_string(getpid());
+  const std::string path = ::testing::TempDir() + "gw-sock-" + std::to_string(getpid());
   std::filesystem::remove(path);
   std::ofstream(path) << "not a socket";
   auto blocked = JobSocket::CreateAt(path);
@@ -165,7 +165,7 @@ TEST(MarkLimiter, ABurstThenTheRateAndOneWarningPerSender) {
 }
 
 std::string DaemonSocketPath(const char* name) {
-  const std::string path = testing::TempDir() + "gw-" + name + "-" + std::to_string(getpid());
+  const std::string path = ::testing::TempDir() + "gw-" + name + "-" + std::to_string(getpid());
   std::filesystem::remove(path);
   return path;
 }

@@ -4,11 +4,9 @@
 
 #include <cmath>
 
+#include "gpuwatch/units.h"
+
 namespace gpuwatch::leaks {
-namespace {
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
-}  // namespace
 
 std::optional<std::chrono::seconds> TimeToFull(double capacity_bytes, double used_bytes,
                                                double rate_bytes_per_s) {
@@ -24,12 +22,12 @@ std::optional<std::chrono::seconds> TimeToFull(double capacity_bytes, double use
 }
 
 std::string FormatBytes(double bytes) {
-  if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
-  return fmt::format("{:.0f} MiB", bytes / kMiB);
+  if (bytes >= kBytesPerGiB) return fmt::format("{:.1f} GiB", bytes / kBytesPerGiB);
+  return fmt::format("{:.0f} MiB", bytes / kBytesPerMiB);
 }
 
 std::string FormatRate(double bytes_per_s) {
-  const double mib_per_min = bytes_per_s * 60 / kMiB;
+  const double mib_per_min = bytes_per_s * 60 / kBytesPerMiB;
   if (std::fabs(mib_per_min) >= 10) return fmt::format("{:.0f} MiB/min", mib_per_min);
   return fmt::format("{:.1f} MiB/min", mib_per_min);
 }

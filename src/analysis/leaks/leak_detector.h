@@ -53,10 +53,12 @@
 
 #include "analysis/leaks/floor_tracker.h"
 #include "analysis/leaks/tooth_tracker.h"
+#include "gpuwatch/units.h"
 
 namespace gpuwatch::leaks {
 
-inline constexpr double kMiB = 1024.0 * 1024.0;
+inline constexpr double kMiB = kBytesPerMiB;
+inline constexpr double kGiB = kBytesPerGiB;
 
 struct LeakOptions {
   std::chrono::seconds base_window{5};  // the finest floor window

@@ -6,11 +6,12 @@
 #include <cmath>
 #include <set>
 
+#include "gpuwatch/units.h"
+
 namespace gpuwatch::sweep {
 namespace {
 
 using Matrix = std::array<std::array<double, 3>, 3>;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
 // The quadratic term must add this share of the memory at the largest value
 // to count: a significant but negligible curvature is still "linear".
 constexpr double kMinCurvatureShare = 0.01;
@@ -75,8 +76,6 @@ std::optional<LeastSquares> Solve(const std::vector<MemoryPoint>& pts, double sc
   }
   return ls;
 }
-
-std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
 
 }  // namespace
 
@@ -182,10 +181,10 @@ Result<MemoryFit> FitMemory(const std::vector<MemoryPoint>& points) {
   } else {
     fit.verdict = fit.c > 0 ? "grows faster than linear" : "grows slower than linear";
   }
-  const std::string model = k == 3
-                                ? fmt::format("{} + {:.2f} MiB*bs + {:.4f} MiB*bs^2", Gib(fit.a),
-                                              fit.b / 1048576.0, fit.c / 1048576.0)
-                                : fmt::format("{} + {:.2f} MiB*bs", Gib(fit.a), fit.b / 1048576.0);
+  const std::string model =
+      k == 3 ? fmt::format("{} + {:.2f} MiB*bs + {:.4f} MiB*bs^2", GibText(fit.a),
+                           fit.b / 1048576.0, fit.c / 1048576.0)
+             : fmt::format("{} + {:.2f} MiB*bs", GibText(fit.a), fit.b / 1048576.0);
   fit.evidence = fmt::format(
       "{}; R^2 {:.4f} linear{}; {}", model, fit.r2_linear,
       fit.r2_quadratic ? fmt::format(", {:.4f} quadratic", *fit.r2_quadratic) : "", evidence);
@@ -239,7 +238,7 @@ Capacity LargestFitting(const MemoryFit& fit, double free_bytes, double margin, 
   cap.largest = LargestUnder(mid, cap.budget_bytes, limit);
   if (!cap.largest) {
     cap.note = fmt::format("even 1 is predicted to need {}, over the budget of {}",
-                           Gib(PredictBytes(fit, 1)), Gib(cap.budget_bytes));
+                           GibText(PredictBytes(fit, 1)), GibText(cap.budget_bytes));
     return cap;
   }
   if (!fit.residual_bytes) {
@@ -252,5 +251,7 @@ Capacity LargestFitting(const MemoryFit& fit, double free_bytes, double margin, 
   cap.high = LargestUnder(lower, cap.budget_bytes, limit);
   return cap;
 }
+
+std::string GibText(double bytes) { return fmt::format("{:.2f} GiB", bytes / kBytesPerGiB); }
 
 }  // namespace gpuwatch::sweep

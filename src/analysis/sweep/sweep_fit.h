@@ -68,4 +68,7 @@ Capacity LargestFitting(const MemoryFit& fit, double free_bytes, double margin,
 // The two-sided 95 % quantile of Student's t with `dof` degrees of freedom.
 double StudentT975(int dof);
 
+// "12.34 GiB".
+std::string GibText(double bytes);
+
 }  // namespace gpuwatch::sweep

@@ -8,10 +8,7 @@ namespace gpuwatch::sweep {
 namespace {
 
 using nlohmann::json;
-constexpr double kGiB = 1024.0 * 1024 * 1024;
-
-std::string Gib(double bytes) { return fmt::format("{:.2f} GiB", bytes / kGiB); }
-std::string GibOr(const std::optional<double>& bytes) { return bytes ? Gib(*bytes) : "-"; }
+std::string GibOr(const std::optional<double>& bytes) { return bytes ? GibText(*bytes) : "-"; }
 
 std::string Joined(const std::vector<std::string>& argv) {
   std::string out;
@@ -76,8 +73,8 @@ void RenderCapacity(const SweepResult& s, std::string& out) {
   if (!s.capacity) return;
   const Capacity& c = *s.capacity;
   std::string line =
-      fmt::format("largest bs under {} (free {} less {:.0f} %): ", Gib(c.budget_bytes),
-                  Gib(s.free_bytes), 100 * s.margin);
+      fmt::format("largest bs under {} (free {} less {:.0f} %): ", GibText(c.budget_bytes),
+                  GibText(s.free_bytes), 100 * s.margin);
   if (!c.largest) {
     line += "none: " + c.note;
   } else {
@@ -145,8 +142,8 @@ std::string ProgressLine(const RunRecord& r) {
                                ? fmt::format("{} {}", r.copies, r.copies == 1 ? "copy" : "copies")
                                : fmt::format("bs {}", r.value);
   return fmt::format("{}: {}, {} process, {} device, {} steps/s ({}, {:.1f} s)", what,
-                     VerdictName(r.verdict), Gib(r.PeakProcessBytes()), Gib(r.peak_device_bytes),
-                     Throughput(r), r.reason, r.seconds);
+                     VerdictName(r.verdict), GibText(r.PeakProcessBytes()),
+                     GibText(r.peak_device_bytes), Throughput(r), r.reason, r.seconds);
 }
 
 std::vector<std::string> VerdictLines(const SweepResult& s) {
@@ -174,9 +171,9 @@ std::vector<std::string> VerdictLines(const SweepResult& s) {
 }
 
 std::string RenderSweep(const SweepResult& s) {
-  std::string out =
-      fmt::format("{}gpuwatch sweep: {} on GPU {} ({}, {} free of {})\n", s.demo ? "DEMO " : "",
-                  Joined(s.command), s.gpu, s.gpu_name, Gib(s.free_bytes), Gib(s.total_bytes));
+  std::string out = fmt::format("{}gpuwatch sweep: {} on GPU {} ({}, {} free of {})\n",
+                                s.demo ? "DEMO " : "", Joined(s.command), s.gpu, s.gpu_name,
+                                GibText(s.free_bytes), GibText(s.total_bytes));
   if (s.mode == SweepResult::Mode::kConcurrency) {
     out += fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>8}  {}\n", "copies", "result",
                        "process mem", "device mem", "total/s", "each/s");
@@ -186,19 +183,20 @@ std::string RenderSweep(const SweepResult& s) {
         each += (each.empty() ? "" : " ") +
                 (c.throughput ? fmt::format("{:.1f}", *c.throughput) : std::string("-"));
       }
-      out +=
-          fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>8}  {}\n", r.copies, VerdictName(r.verdict),
-                      Gib(r.PeakProcessBytes()), Gib(r.peak_device_bytes), Throughput(r), each);
+      out += fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>8}  {}\n", r.copies,
+                         VerdictName(r.verdict), GibText(r.PeakProcessBytes()),
+                         GibText(r.peak_device_bytes), Throughput(r), each);
     }
   } else {
     out += fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>10}  {:>10}  {:>8}\n", "bs", "result",
                        "process mem", "device mem", "allocated", "reserved", "steps/s");
     for (const auto& r : s.runs) {
       const CopyRecord* c = r.copy.empty() ? nullptr : &r.copy.front();
-      out += fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>10}  {:>10}  {:>8}\n", r.value,
-                         VerdictName(r.verdict), Gib(r.PeakProcessBytes()),
-                         Gib(r.peak_device_bytes), c ? GibOr(c->framework_allocated_bytes) : "-",
-                         c ? GibOr(c->framework_reserved_bytes) : "-", Throughput(r));
+      out +=
+          fmt::format("{:>7}  {:<6}  {:>11}  {:>11}  {:>10}  {:>10}  {:>8}\n", r.value,
+                      VerdictName(r.verdict), GibText(r.PeakProcessBytes()),
+                      GibText(r.peak_device_bytes), c ? GibOr(c->framework_allocated_bytes) : "-",
+                      c ? GibOr(c->framework_reserved_bytes) : "-", Throughput(r));
     }
   }
   for (const auto& line : VerdictLines(s)) out += line + "\n";

@@ -8,12 +8,12 @@ namespace gpuwatch {
 namespace {
 
 using std::chrono::seconds;
-const auto kT0 = std::chrono::system_clock::time_point(seconds(1'700'000'000));
+const auto kTableT0 = std::chrono::system_clock::time_point(seconds(1'700'000'000));
 
 // GPUs 0..3; `on[g]` lists the pids on GPU g.
 Snapshot Fleet(std::vector<std::vector<std::uint32_t>> on, int at_s) {
   Snapshot s;
-  s.time = kT0 + seconds(at_s);
+  s.time = kTableT0 + seconds(at_s);
   for (std::size_t g = 0; g < on.size(); ++g) {
     DeviceSample d;
     d.index = static_cast<int>(g);
@@ -30,9 +30,9 @@ Snapshot Fleet(std::vector<std::vector<std::uint32_t>> on, int at_s) {
 TEST(FrameworkTable, PlacesTheJobsCudaOrdinalOnTheGpusItUses) {
   FrameworkTable t;
   // pid 7 runs on GPUs 1 and 3: its device=0 is GPU 1, its device=1 is GPU 3.
-  t.Report(7, "torch", 0, {{"allocated", 1e9}, {"reserved", 2e9}}, kT0);
-  t.Report(7, "torch", 1, {{"allocated", 3e9}}, kT0);
-  t.Report(9, "jax", 0, {{"bytes_in_use", 5e9}}, kT0);  // pid 9 is on GPU 2
+  t.Report(7, "torch", 0, {{"allocated", 1e9}, {"reserved", 2e9}}, kTableT0);
+  t.Report(7, "torch", 1, {{"allocated", 3e9}}, kTableT0);
+  t.Report(9, "jax", 0, {{"bytes_in_use", 5e9}}, kTableT0);  // pid 9 is on GPU 2
   auto got = t.Current(Fleet({{}, {7}, {9}, {7}}, 1));
   ASSERT_EQ(got.size(), 3u);
   std::map<std::pair<std::uint32_t, int>, ProcessFrameworkMemory> by;
@@ -44,17 +44,17 @@ TEST(FrameworkTable, PlacesTheJobsCudaOrdinalOnTheGpusItUses) {
 
 TEST(FrameworkTable, ANewerReportReplacesTheOlder) {
   FrameworkTable t;
-  t.Report(7, "torch", 0, {{"allocated", 1e9}}, kT0);
-  t.Report(7, "torch", 0, {{"allocated", 4e9}}, kT0 + seconds(1));
+  t.Report(7, "torch", 0, {{"allocated", 1e9}}, kTableT0);
+  t.Report(7, "torch", 0, {{"allocated", 4e9}}, kTableT0 + seconds(1));
   auto got = t.Current(Fleet({{7}}, 2));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(got[0].bytes.at("allocated"), 4e9);
-  EXPECT_EQ(got[0].time, kT0 + seconds(1));
+  EXPECT_EQ(got[0].time, kTableT0 + seconds(1));
 }
 
 TEST(FrameworkTable, AProcessOnNoGpuIsHiddenThenForgottenAfterTheGrace) {
   FrameworkTable t(seconds(30));
-  t.Report(7, "torch", 0, {{"allocated", 1e9}}, kT0);
+  t.Report(7, "torch", 0, {{"allocated", 1e9}}, kTableT0);
   EXPECT_TRUE(t.Current(Fleet({{}}, 1)).empty()) << "not on a GPU yet: not shown";
   EXPECT_EQ(t.Current(Fleet({{7}}, 10)).size(), 1u) << "kept until it shows up";
   EXPECT_TRUE(t.Current(Fleet({{}}, 20)).empty());
@@ -65,7 +65,7 @@ TEST(FrameworkTable, AProcessOnNoGpuIsHiddenThenForgottenAfterTheGrace) {
 
 TEST(FrameworkTable, AnOrdinalBeyondTheProcessesGpusIsNotShown) {
   FrameworkTable t;
-  t.Report(7, "torch", 2, {{"allocated", 1e9}}, kT0);
+  t.Report(7, "torch", 2, {{"allocated", 1e9}}, kTableT0);
   EXPECT_TRUE(t.Current(Fleet({{7}, {7}}, 1)).empty()) << "device=2 of a process on 2 GPUs";
 }
 

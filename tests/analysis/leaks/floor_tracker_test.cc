@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "analysis/leaks/leak_detector.h"
+
 namespace gpuwatch::leaks {
 namespace {
-
-constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
 // A training sawtooth: low + (high - low) * phase, period 90 s.
 double Saw(double t, double low, double high) {

@@ -2,11 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include "analysis/leaks/leak_detector.h"
+
 namespace gpuwatch::leaks {
 namespace {
-
-constexpr double kMiB = 1024.0 * 1024.0;
-constexpr double kGiB = 1024.0 * kMiB;
 
 TEST(TimeToFull, IsHeadroomOverGrowthRate) {
   // 100 GiB left at 400 MiB/min: 256 min.

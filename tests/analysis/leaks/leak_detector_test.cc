@@ -17,7 +17,6 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-constexpr double kGiB = 1024.0 * kMiB;
 constexpr double kTotal = 140 * kGiB;  // an H200
 
 // What a detector said over a run, in seconds of the run.

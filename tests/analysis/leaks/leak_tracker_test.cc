@@ -4,11 +4,12 @@
 
 #include <cmath>
 
+#include "analysis/leaks/leak_detector.h"
+
 namespace gpuwatch::leaks {
 namespace {
 
 using Clock = std::chrono::system_clock;
-constexpr double kGiB = 1024.0 * kMiB;
 
 ProcessSample Proc(std::uint32_t pid, std::uint64_t start_ticks, std::optional<double> used) {
   ProcessSample p;
