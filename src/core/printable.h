@@ -15,4 +15,7 @@ namespace gpuwatch {
 // UTF-8 included, is kept as it is.
 std::string Printable(std::string_view text);
 
+// `text` without the spaces, tabs, carriage returns and newlines at its ends.
+std::string_view TrimBlanks(std::string_view text);
+
 }  // namespace gpuwatch

@@ -7,6 +7,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "core/printable.h"
+
 namespace gpuwatch::server {
 namespace {
 
@@ -52,12 +54,6 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 }  // namespace
 
 std::string GzipEnd(const MetricsHead& head, std::string_view tail) {
@@ -82,10 +78,10 @@ bool AcceptsGzip(std::string_view header) {
     const std::string_view item = rest.substr(0, comma);
     rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
     const std::size_t semi = item.find(';');
-    const std::string_view coding = Trim(item.substr(0, semi));
+    const std::string_view coding = TrimBlanks(item.substr(0, semi));
     bool accepted = true;
     if (semi != std::string_view::npos) {
-      std::string_view param = Trim(item.substr(semi + 1));
+      std::string_view param = TrimBlanks(item.substr(semi + 1));
       if (param.starts_with("q=")) {
         param.remove_prefix(2);
         accepted = param.find_first_not_of("0.") != std::string_view::npos;  // 0, 0.0, 0.000

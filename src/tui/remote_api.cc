@@ -26,13 +26,6 @@ constexpr std::size_t kMaxAnswerBytes = std::size_t{16} << 20;  // a snapshot of
 constexpr int kMaxJsonDepth = 32;                               // the API's documents: 8
 constexpr int kFirstEvents = 50;
 
-std::string_view Trim(std::string_view s) {
-  auto blank = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && blank(s.front())) s.remove_prefix(1);
-  while (!s.empty() && blank(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::string_view StatusText(int code) {
   switch (code) {
     case 400:
@@ -79,12 +72,12 @@ std::string BodySays(const std::string& body) {
   } else {
     for (std::size_t start = 0; start < body.size();) {
       const std::size_t end = std::min(body.find('\n', start), body.size());
-      const std::string_view line = Trim(std::string_view(body).substr(start, end - start));
+      const std::string_view line = TrimBlanks(std::string_view(body).substr(start, end - start));
       if (!line.empty()) says += (says.empty() ? "" : " ") + std::string(line);
       start = end + 1;
     }
   }
-  says = Printable(Trim(says));
+  says = Printable(TrimBlanks(says));
   if (says.size() > 240) says = says.substr(0, 237) + "...";
   return says;
 }

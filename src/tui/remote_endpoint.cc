@@ -14,12 +14,6 @@
 namespace gpuwatch::tui {
 namespace {
 
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
-
 bool HostNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' ||
          c == '.' || c == '_';
@@ -28,7 +22,7 @@ bool HostNameChar(char c) {
 }  // namespace
 
 Result<RemoteEndpoint> ParseEndpoint(std::string_view address) {
-  const std::string_view text = Trim(address);
+  const std::string_view text = TrimBlanks(address);
   auto bad = [&](std::string_view why) {
     return Status::InvalidArgument(fmt::format("remote address \"{}\": {}", text, why));
   };
@@ -86,14 +80,14 @@ Result<RemoteEndpoint> ParseEndpoint(std::string_view address) {
 }
 
 Result<std::vector<RemoteEndpoint>> ParseEndpoints(std::string_view list) {
-  if (Trim(list).empty()) return Status::InvalidArgument("remote list is empty");
+  if (TrimBlanks(list).empty()) return Status::InvalidArgument("remote list is empty");
   std::vector<RemoteEndpoint> out;
   std::size_t start = 0;
   for (int n = 1;; ++n) {
     const auto comma = list.find(',', start);
     const std::string_view entry = list.substr(
         start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
-    if (Trim(entry).empty()) {
+    if (TrimBlanks(entry).empty()) {
       return Status::InvalidArgument(fmt::format("remote list \"{}\": entry {} is empty", list, n));
     }
     auto e = ParseEndpoint(entry);

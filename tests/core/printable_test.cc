@@ -17,5 +17,13 @@ TEST(Printable, WritesOutControlCharactersAndKeepsTheRest) {
   EXPECT_EQ(Printable(""), "");
 }
 
+TEST(TrimBlanks, DropsSpacesTabsAndLineEndsAtBothEndsOnly) {
+  EXPECT_EQ(TrimBlanks("\t a  b \r\n"), "a  b");
+  EXPECT_EQ(TrimBlanks("a"), "a");
+  EXPECT_EQ(TrimBlanks(" \t\r\n "), "");
+  EXPECT_EQ(TrimBlanks(""), "");
+  EXPECT_EQ(TrimBlanks("x\vy\f"), "x\vy\f");  // other controls are content
+}
+
 }  // namespace
 }  // namespace gpuwatch
