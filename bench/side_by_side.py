@@ -84,8 +84,9 @@ def one_shots(gw, peers_env, env, runs):
 
 
 def shape(text):
-    """`text` with its numbers masked: a live GPU changes between two reads."""
-    return re.sub(r"\d+(\.\d+)?", "#", text)
+    """`text` with its numbers masked and its runs of spaces as one: a live GPU
+    changes between two reads, and a column right-aligns a wider number."""
+    return re.sub(r" +", " ", re.sub(r"\d+(\.\d+)?", "#", text))
 
 
 def same_outputs(gw, env):

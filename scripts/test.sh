@@ -11,10 +11,10 @@
 # suite (it bounds the daemon's memory, which a sanitizer multiplies) and the
 # checks of files (docs, deploy, packaging) run in the GCC stage only; the
 # sanitizer stage runs everything else (the list: gcc_only below).
-# The GCC and clang builds are unity builds (CMakePresets.json: 8 and 5 files
-# a batch, so each file meets different neighbours in the two); the TSan and
-# fuzz builds compile every file alone, which catches a file that leans on a
-# batch-mate's #include.
+# The GCC, clang and fuzz builds are unity builds (CMakePresets.json: 8, 5
+# and 8 files a batch, so each file meets different neighbours in GCC's and
+# clang's); the TSan build compiles every file alone, which catches a file
+# that leans on a batch-mate's #include.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh

@@ -319,9 +319,19 @@ async function checkPage(page, base, r, args, server) {
     const text = String(a.message || a.rule).slice(0, 40);
     r.check(!!card && card.alerts.some((x) => x.includes(text)), `the alert "${a.rule}" shows on GPU ${a.gpu}'s card`, card ? `card alerts: ${JSON.stringify(card.alerts).slice(0, 160)}` : 'no such card');
   }
-  const panel = await page.evaluate(() => ({ alerts: document.querySelectorAll('#gw-alerts .gw-alert').length, leaks: document.querySelectorAll('#gw-alerts .gw-leak-row').length }));
-  r.check(panel.alerts === (snap.alerts || []).length && panel.leaks === (snap.leaks || []).length,
-    `alerts panel lists ${(snap.alerts || []).length} alerts and ${(snap.leaks || []).length} leaks`, `alerts ${panel.alerts}, leaks ${panel.leaks}`);
+  // The panel against a snapshot read at the same moment: on the live demo,
+  // alerts and leak forecasts come and go while the checks above run (the
+  // page follows the stream a moment later, hence a few tries).
+  let panel = null;
+  let now = snap;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    now = (await getJson(base, 'api/v1/snapshot')).body;
+    panel = await page.evaluate(() => ({ alerts: document.querySelectorAll('#gw-alerts .gw-alert').length, leaks: document.querySelectorAll('#gw-alerts .gw-leak-row').length }));
+    if (panel.alerts === (now.alerts || []).length && panel.leaks === (now.leaks || []).length) break;
+    await sleep(700);
+  }
+  r.check(panel.alerts === (now.alerts || []).length && panel.leaks === (now.leaks || []).length,
+    `alerts panel lists ${(now.alerts || []).length} alerts and ${(now.leaks || []).length} leaks`, `alerts ${panel.alerts}, leaks ${panel.leaks}`);
   if (args.expectStale != null) {
     const d = devices.find((x) => x.index === args.expectStale);
     r.check(!!d && d.health === 'stale', `--expect-stale ${args.expectStale}: the snapshot says GPU ${args.expectStale} is stale`, d ? `health ${d.health}` : 'no such GPU');
