@@ -7,14 +7,14 @@
 #   3. the threaded parts' tests (sampler, server, store, job socket, actions, top's feeds)
 #      under ThreadSanitizer, the parsers under libFuzzer, a clang-format check;
 #   and the Python package: pip install ./python, then pytest.
-# The real-Prometheus test (4 min: it waits for a leak verdict), the attack
+# The real-Prometheus test (2.5 min: it waits for a leak verdict), the attack
 # suite (it bounds the daemon's memory, which a sanitizer multiplies) and the
 # checks of files (docs, deploy, packaging) run in the GCC stage only; the
 # sanitizer stage runs everything else (the list: gcc_only below).
-# The GCC, clang and fuzz builds are unity builds (CMakePresets.json: 8, 5
-# and 8 files a batch, so each file meets different neighbours in GCC's and
-# clang's); the TSan build compiles every file alone, which catches a file
-# that leans on a batch-mate's #include.
+# Every build is a unity build (CMakePresets.json: GCC and the release 8
+# files a batch, clang 5, TSan 6, fuzz 8), so each file meets different
+# neighbours in GCC's, clang's and TSan's builds: one that leans on a
+# batch-mate's #include is likely to fail in one of them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -81,22 +81,35 @@ else
   failed=1
 fi
 
-step "fuzzing every parser (bounded: 30 s or 200000 inputs each)"
+step "fuzzing every parser (bounded: 30 s or 200000 inputs each, $JOBS at a time)"
+fuzzers="smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer http_fuzzer"
+# One fuzzer on a fresh copy of its corpus; its verdict goes to build/fuzz/NAME.result.
+fuzz_one() {
+  local f=$1 corpus
+  corpus=$(mktemp -d)
+  cp tests/fuzz/corpus/$f/* "$corpus"/
+  if build/fuzz/tests/fuzz/$f -runs=200000 -max_total_time=30 -artifact_prefix=build/fuzz/ "$corpus" \
+       >build/fuzz/$f.log 2>&1; then
+    echo "$f: $(grep -c . "$corpus"/* | wc -l) corpus inputs, no crash" >build/fuzz/$f.result
+  else
+    { tail -30 build/fuzz/$f.log
+      echo "$f: FAILED (crash input in build/fuzz, log build/fuzz/$f.log)"; } >build/fuzz/$f.result
+  fi
+  rm -rf "$corpus"
+}
 cmake --preset fuzz >/dev/null
-if cmake --build --preset fuzz -j "$JOBS" --target smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer \
-     http_fuzzer; then
-  for f in smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer http_fuzzer; do
-    corpus=$(mktemp -d)
-    cp tests/fuzz/corpus/$f/* "$corpus"/
-    if build/fuzz/tests/fuzz/$f -runs=200000 -max_total_time=30 -artifact_prefix=build/fuzz/ "$corpus" \
-         >build/fuzz/$f.log 2>&1; then
-      echo "$f: $(grep -c . "$corpus"/* | wc -l) corpus inputs, no crash"
-    else
-      tail -30 build/fuzz/$f.log
-      echo "$f: FAILED (crash input in build/fuzz, log build/fuzz/$f.log)"
-      failed=1
-    fi
-    rm -rf "$corpus"
+if cmake --build --preset fuzz -j "$JOBS" --target $fuzzers; then
+  running=0
+  for f in $fuzzers; do
+    if [ "$running" -ge "$JOBS" ]; then wait -n; running=$((running - 1)); fi
+    rm -f build/fuzz/$f.result
+    fuzz_one "$f" &
+    running=$((running + 1))
+  done
+  wait
+  for f in $fuzzers; do
+    cat build/fuzz/$f.result 2>/dev/null || echo "$f: FAILED (no result)"
+    grep -q ", no crash$" build/fuzz/$f.result 2>/dev/null || failed=1
   done
 else
   failed=1

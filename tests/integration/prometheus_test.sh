@@ -27,7 +27,7 @@
 # Prints `ok - ...` / `not ok - ...` per check and `N passed, M failed`; exits 0
 # only when every check passed (77, for ctest's SKIP_RETURN_CODE, when
 # prometheus, curl or python3 is missing). Every process it started is stopped
-# on exit. Takes about 5 minutes (the leak verdict needs ~4 min of samples).
+# on exit. Takes about 3 minutes (the leak verdict needs ~2 min of samples).
 # Ports: GPUWATCH_IT_PORT (first gpuwatch port, default 19835) and
 # GPUWATCH_IT_PROM_PORT (default 19090). KEEP_WORK=1 keeps the temp directory.
 set -uo pipefail
@@ -223,7 +223,8 @@ expect "host-a GPU 1 reads 85 °C, GPU 0 55 °C" \
 # (5 s), gpuwatch's own gpu_throttled_thermal after its 30 s, time-to-OOM
 # with the detector's out-of-memory forecast (~1 min), the leak with its
 # verdict (--leak-window 1s: a span of a quarter of the time to full, 2 to
-# 5 min, instead of 10 to 30: host-b's 6 GiB/min gets it at about 4 min).
+# 6 min, instead of 10 to 30: host-b's GPU, 10 min from full, gets it at
+# about 2 min).
 firing() { q "ALERTS{alertstate=\"firing\",alertname=\"$1\"}" hostname gpu | awk '{print $1, $2}' | sort -u; }
 deadline=$((SECONDS + 420))
 while [ $SECONDS -lt $deadline ]; do

@@ -10,7 +10,8 @@ namespace {
 
 constexpr double kEpsilon = 1e-6;
 constexpr std::size_t kIntervalsKept = 15;
-// Decisions in a row that must see growth stop before it counts as stopped.
+// Decisions in a row (one a base window) that must see growth stop before it
+// counts as stopped, where each brings a new floor point to judge by.
 constexpr int kStopDecisions = 3;
 constexpr double kMinToothThreshold = 64 * kMiB;
 
@@ -216,6 +217,23 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
   return true;
 }
 
+// How long a stop must be seen before it is taken for real: kStopDecisions
+// decisions in a row, counting only those that bring the finest usable scale
+// (the one StillRising judges on) a new floor point. Decisions come every base
+// window; one that closes no window of that scale judges the same points
+// again and confirms nothing, so a scale whose window is longer than the
+// confirmation needs none (it already judged two whole windows).
+double LeakDetector::StopConfirmation() const {
+  const double base_s = std::max(1.0, Seconds(options_.base_window));
+  const double wanted_s = (kStopDecisions - 1) * base_s;
+  for (std::size_t i = 0; i < scales_.size(); ++i) {
+    if (!Usable(i)) continue;
+    const double w = scales_[i].floor.window_s();
+    return std::floor(wanted_s / w + kEpsilon) * w;
+  }
+  return wanted_s;
+}
+
 // The coarsest floor reaches `span_s` back and over the last `span_s` it has
 // neither a slope of min_rate nor risen by min_rate × span_s from its first
 // points to its last (Theil–Sen alone would call it flat while a minority of
@@ -280,7 +298,13 @@ bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
 // News that memory runs out sooner comes as fast as the danger; news that it
 // runs out later waits for as much evidence as a verdict at that rate (a
 // shorter span of a bursty or aliased floor reads the beat, not the rate).
+// A slower rate also needs a span at least as long as the one that gave the
+// rate it replaces: a calm between bursts, or an aliased sawtooth's beat,
+// reads slow on a shorter span than the one that averaged over them.
 bool LeakDetector::Warrants(const SpanResult& r) const {
+  if (r.estimate.rate_bytes_per_s < reported_rate_ && r.span_s + kEpsilon < reported_span_s_) {
+    return false;
+  }
   const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
   return Urgent(t, r.span_s) || r.span_s + kEpsilon >= VerdictSpan(t);
 }
@@ -293,6 +317,7 @@ bool LeakDetector::Urgent(std::optional<double> time_to_full_s, double span_s) c
 
 void LeakDetector::Report(const SpanResult& r, double t_s) {
   reported_rate_ = r.estimate.rate_bytes_per_s;
+  reported_span_s_ = r.span_s;
   const auto t = TimeToFull(reported_rate_);
   reported_full_at_s_ = t ? t_s + *t : 0;
 }
@@ -369,11 +394,13 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // No usable scale has tested a span (the teeth just ruled the finer ones
   // out): that is no evidence of a stop either.
   if (rising) {
-    stopped_ = 0;
-  } else if (fallback != nullptr) {
-    ++stopped_;
+    stopped_ = false;
+  } else if (fallback != nullptr && !stopped_) {
+    stopped_ = true;
+    stopped_since_s_ = t_s;
   }
-  next.growing = rising || (estimate_.growing && stopped_ < kStopDecisions);
+  const bool stop_confirmed = stopped_ && t_s - stopped_since_s_ + kEpsilon >= StopConfirmation();
+  next.growing = rising || (estimate_.growing && !stop_confirmed);
   if (next.growing && !rising) {
     next.rate_bytes_per_s = estimate_.rate_bytes_per_s;
     next.rate_low_bytes_per_s = estimate_.rate_low_bytes_per_s;
@@ -420,7 +447,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     // that rules that scale out, ends it at once (the teeth may now rule out
     // every scale with results).
     const bool holds = next.growing && to_full && *to_full <= Seconds(options_.forecast_horizon);
-    if ((!holds && (fallback != nullptr || stopped_ >= kStopDecisions)) || FellBack()) {
+    if ((!holds && (fallback != nullptr || stop_confirmed)) || FellBack()) {
       estimate_.forecast = false;
       moved_ = 0;
       changes.push_back(LeakChange::kForecastCleared);

@@ -22,8 +22,10 @@
 //    steady_ratio) of length L shows sustained growth with T <= urgency × L
 //    and T <= forecast_horizon, while the newest floor of the finest usable
 //    scale (its last max(2, stop_span / window) points) still rises. It stands while the
-//    growth goes on within the horizon; a stop is taken for real on the third
-//    decision that sees it, and a tooth that rules the forecast's scale out
+//    growth goes on within the horizon; a stop is taken for real once seen
+//    for two base windows of decisions, counting only the new floor points of
+//    that scale (so at once on a scale longer than that: the decisions between
+//    its windows judge the same points again), and a tooth that rules the forecast's scale out
 //    and takes memory back below where it was raised ends it at once;
 //  - a *leak verdict* needs sustained growth, with halves within
 //    verdict_ratio, over L >= clamp(T / verdict_urgency, verdict_min_span,
@@ -39,8 +41,9 @@
 // shortest ones. A standing forecast or verdict is updated when its predicted
 // time of full moves by more than a quarter and the rate it gave is outside
 // the new rate's ~95 % interval, on a span that would qualify a first report
-// at the new rate (a forecast's or a verdict's). docs/leaks.md explains the
-// defaults.
+// at the new rate (a forecast's or a verdict's) and, for a slower rate, is at
+// least as long as the one that gave the rate it replaces. docs/leaks.md
+// explains the defaults.
 // Not thread-safe; one owner.
 #pragma once
 
@@ -168,6 +171,7 @@ class LeakDetector {
   bool StillRising(const SpanResult& r) const;
   bool FellBack() const;
   bool FlatFor(double span_s) const;
+  double StopConfirmation() const;
   std::optional<double> TimeToFull(double rate_bytes_per_s) const;
   double VerdictSpan(std::optional<double> time_to_full_s) const;
   std::vector<LeakChange> Decide(double t_s);
@@ -186,9 +190,11 @@ class LeakDetector {
   std::optional<double> free_bytes_;
   double reported_full_at_s_ = 0;  // predicted time of full when last reported (0: none)
   double reported_rate_ = 0;
-  int moved_ = 0;         // decisions in a row on which the prediction moved
-  int stopped_ = 0;       // decisions in a row on which the growth seemed to stop
-  double threshold_ = 0;  // of the tooth tracker, as of the newest sample
+  double reported_span_s_ = 0;  // the span that gave reported_rate_
+  int moved_ = 0;               // decisions in a row on which the prediction moved
+  bool stopped_ = false;        // the growth seemed to stop on every decision since ...
+  double stopped_since_s_ = 0;  // ... this one
+  double threshold_ = 0;        // of the tooth tracker, as of the newest sample
   // The floor of the finest usable scale when the standing forecast was raised.
   std::size_t raised_scale_ = 0;
   double raised_floor_ = 0;

@@ -343,9 +343,11 @@ TEST(LeakDetector, NoForecastWithoutKnowingTheFreeMemory) {
 }
 
 TEST(LeakDetector, KeepsABoundedHistoryForDays) {
+  // Three days of 20 s samples under 67 s teeth: every scale merges its older
+  // points many times over (the coarsest, 320 s, holds 12 h before it merges).
   LeakDetector d;
   (void)Feed(
-      d, 3 * 86400, [](double t) { return 30 * kGiB + Tooth(t, kGiB, 7); }, 5);
+      d, 3 * 86400, [](double t) { return 30 * kGiB + Tooth(t, kGiB, 67); }, 20);
   EXPECT_LE(d.history_size(), 7u * (d.options().history_points + 1));
 }
 

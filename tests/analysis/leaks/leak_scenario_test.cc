@@ -203,17 +203,11 @@ TEST(LeakScenario, LeakOnOneProcessNamesItAndSparesItsQuietNeighbour) {
   EXPECT_TRUE(named) << Events(r);
 }
 
-// Known limit: under a 24 GiB empty_cache sawtooth aliased by 1 s samples the
-// verdict's rate is right (-5 %), but later updates follow the floor's beat.
+// Under a 24 GiB empty_cache sawtooth aliased by 1 s samples the floor beats
+// slowly: a shorter span reads half the rate a while after the verdict; it
+// may not replace the verdict's rate, read over a longer span.
 TEST(LeakScenario, LeakUnderAnEmptyCacheSawtoothIsWarnedWithinBudget) {
-  const CaseResult r = RunNamed("leak_empty_cache");
-  ASSERT_EQ(r.error, "");
-  ExpectWarnedWithinBudget(r);
-  ASSERT_TRUE(r.score.verdict && r.score.verdict->forecast_error);
-  EXPECT_LE(std::abs(*r.score.verdict->forecast_error), kForecastTolerance)
-      << r.score.verdict->message;
-  ExpectNoFalseVerdict(r);
-  ExpectNoStandingForecast(r);
+  ExpectLeakTargets(RunNamed("leak_empty_cache"));
 }
 
 TEST(LeakScenario, LeakUnderEvaluationPhasesIsWarnedWithinBudget) {
@@ -252,14 +246,12 @@ TEST(LeakScenario, AllocatorWarmUpThenFlatRaisesNoVerdictAndClearsItsForecasts) 
 TEST(LeakScenario, CachingAllocatorFillingFastRaisesNoVerdictAndClearsItsForecasts) {
   ExpectQuietTargets(RunNamed("quiet_caching_allocator"));
 }
-// Known limit: the device's series carries the neighbour's 6 GiB sawtooth,
-// whose teeth need 20 s floor windows: its forecast clears 70 s after the
-// fill stops, not 60 s.
+// The device's series carries the neighbour's 6 GiB sawtooth, whose beat
+// with the filler's teeth needs 20 s floor windows: the stop is seen when the
+// first flat pair of them closes and taken at once (a 20 s window already
+// judged a whole window; re-deciding on the same points confirms nothing).
 TEST(LeakScenario, AllocatorFillingForFourMinutesRaisesNoVerdictAndClearsItsForecasts) {
-  const CaseResult r = RunNamed("quiet_allocator_fill");
-  ASSERT_EQ(r.error, "");
-  ExpectNoFalseVerdict(r);
-  ExpectForecastsClearedWithin(r, 90);
+  ExpectQuietTargets(RunNamed("quiet_allocator_fill"));
 }
 TEST(LeakScenario, TwentyGiBInAMinuteThenFlatRaisesNoVerdictAndClearsItsForecasts) {
   ExpectQuietTargets(RunNamed("quiet_allocator_burst"));
