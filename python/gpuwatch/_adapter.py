@@ -123,13 +123,15 @@ class Reporter:
         return self.step % self.every_n_steps == 0
 
     def memory(self, device: int, counters: Mapping[str, Optional[float]],
-               socket_keys: Optional[Iterable[str]] = None) -> None:
-        """Records one device's counters (bytes) at the current step."""
+               socket_keys: Optional[Iterable[str]] = None, uuid: Optional[str] = None) -> None:
+        """Records one device's counters (bytes) at the current step; ``uuid``, the device's
+        when the framework knows it, files them under the right GPU whatever
+        CUDA_VISIBLE_DEVICES renumbered."""
         present = {k: v for k, v in counters.items() if v is not None}
         self.timeline.append({"time": time.time(), "step": self.step, "device": device, **present})
         if self.socket is not None:
             keys = present if socket_keys is None else [k for k in socket_keys if k in present]
-            self.socket.memory(self.framework, device, {k: present[k] for k in keys})
+            self.socket.memory(self.framework, device, {k: present[k] for k in keys}, uuid=uuid)
         self.scalars({f"gpuwatch/{self.framework}/device{device}/{k}": v
                       for k, v in present.items()})
 

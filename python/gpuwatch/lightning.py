@@ -122,7 +122,7 @@ def _build():
             if self._reporter is not None:
                 self._reporter.count(step)
                 if own is not None:
-                    self._reporter.memory(own, stats, gwt.SOCKET_KEYS)
+                    self._reporter.memory(own, stats, gwt.SOCKET_KEYS, uuid=gwt.device_uuid(own))
                 if trainer.is_global_zero:
                     self._reporter.mark("step", step)
 

@@ -50,9 +50,12 @@ class JobSocket:
     def hello(self, framework: str, version: str) -> None:
         self._send(f"hello framework={_word(framework)} version={_word(version)} pid={os.getpid()}")
 
-    def memory(self, framework: str, device: int, counters: Mapping[str, float]) -> None:
+    def memory(self, framework: str, device: int, counters: Mapping[str, float],
+               uuid: Optional[str] = None) -> None:
+        """``uuid``: the device's, which names the GPU whatever CUDA_VISIBLE_DEVICES did."""
         words = " ".join(f"{_word(k)}={int(v)}" for k, v in counters.items() if v is not None)
-        self._send(f"mem framework={_word(framework)} device={int(device)} {words}")
+        named = f" uuid={_word(uuid)}" if uuid else ""
+        self._send(f"mem framework={_word(framework)} device={int(device)}{named} {words}")
 
     def mark(self, kind: str, value) -> None:
         if kind not in ("step", "epoch", "phase"):

@@ -18,8 +18,9 @@ from . import _adapter
 from ._errors import InvalidArgument, Unavailable
 from ._torch_oom import is_oom, oom_report
 
-__all__ = ["Explanation", "TorchMonitor", "all_memory_stats", "explain", "explain_gap", "is_oom",
-           "leak_check", "memory_stats", "oom_report", "parse_memory_stats"]
+__all__ = ["Explanation", "TorchMonitor", "all_memory_stats", "device_uuid", "explain",
+           "explain_gap", "is_oom", "leak_check", "memory_stats", "oom_report",
+           "parse_memory_stats"]
 
 # Our name -> torch.cuda.memory_stats() key. A key a torch version lacks is left out.
 STATS_KEYS = {
@@ -58,6 +59,16 @@ def _cuda(torch):
     if not torch.cuda.is_available():
         raise Unavailable(f"torch {torch.__version__} sees no CUDA device (a CPU-only build, "
                           "no GPU, or CUDA_VISIBLE_DEVICES hides them all)")
+
+
+def device_uuid(device: int) -> Optional[str]:
+    """CUDA device ``device``'s UUID (torch >= 2.1): what names it for NVML and gpuwatch
+    whatever CUDA_VISIBLE_DEVICES renumbered; None where torch cannot tell (no CUDA)."""
+    try:
+        uuid = getattr(_torch().cuda.get_device_properties(device), "uuid", None)
+    except Exception:  # noqa: BLE001 - no CUDA device, or a CPU-only torch
+        return None
+    return str(uuid) if uuid else None
 
 
 def memory_stats(device=None) -> Dict[str, int]:
@@ -182,7 +193,8 @@ class TorchMonitor:
 
     def record(self) -> None:
         for device in self.devices():
-            self.reporter.memory(device, self._stats(device), SOCKET_KEYS)
+            self.reporter.memory(device, self._stats(device), SOCKET_KEYS,
+                                 uuid=device_uuid(device))
         self.reporter.mark("step", self.reporter.step)
         if self.collector is not None:
             self.reporter.scalars({f"gpuwatch/{k}": v for k, v in self.collector.collect().items()

@@ -121,7 +121,9 @@ def test_every_n_steps_the_loggers_get_gpu_and_allocator_metrics(monkeypatch, jo
     assert metrics["gpuwatch/torch/allocated"] == 1000
     assert metrics["gpuwatch/torch/reserved"] == 5000
     version = torch.__version__.split("+")[0]
-    mem = ("mem framework=torch device=0 allocated=1000 reserved=5000 active=1500 "
+    # the UUID names NVML's GPU 4 for gpuwatch run, whatever CUDA calls it
+    uuid = snap["devices"][4]["fields"]["uuid"][len("GPU-"):]
+    mem = (f"mem framework=torch device=0 uuid={uuid} allocated=1000 reserved=5000 active=1500 "
            "peak_allocated=3000")
     assert job_socket.wait_for(6) == [
         f"hello framework=torch version={version} pid={os.getpid()}",

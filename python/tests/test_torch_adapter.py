@@ -123,6 +123,18 @@ def test_explain_reads_this_process_on_the_gpu_torch_uses(monkeypatch):
     assert gwt.explain(snapshot=lambda: snap).gpu == 2
 
 
+def test_the_monitor_names_its_devices_uuid_so_gpuwatch_files_it_under_that_gpu(
+        job_socket, monkeypatch):
+    # torch's props.uuid prints without NVML's "GPU-" prefix; gpuwatch matches either.
+    fake_cuda(monkeypatch, {}, SimpleNamespace(name="NVIDIA H200", uuid="8f0c1d2e-0000-1111"))
+    monitor = gwt.TorchMonitor(every_n_steps=1, devices=[0], stats=lambda d: {"allocated": 7})
+    monitor.step()
+    monitor.close()
+    lines = job_socket.wait_for(2)
+    assert lines[1] == "mem framework=torch device=0 uuid=8f0c1d2e-0000-1111 allocated=7"
+    assert gwt.device_uuid(0) == "8f0c1d2e-0000-1111"
+
+
 def test_the_monitor_sends_memory_and_step_marks_over_the_job_socket(job_socket):
     writer = ScalarWriter()
     monitor = gwt.TorchMonitor(every_n_steps=2, devices=[0], writer=writer, stats=lambda d: {

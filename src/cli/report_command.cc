@@ -128,7 +128,8 @@ int RunReport(const CommonArgs& common, ReportArgs args) {
                                                              next_framework->bytes.end());
       recorder.AddFramework(next_framework->time, next_framework->gpu, next_framework->framework,
                             bytes);
-      summary.AddFrameworkMemory(next_framework->gpu, next_framework->framework, bytes);
+      summary.AddFrameworkMemory(next_framework->gpu, next_framework->framework, bytes,
+                                 next_framework->pid);
     }
   };
   std::chrono::system_clock::time_point last = first;

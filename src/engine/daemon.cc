@@ -237,7 +237,7 @@ class Daemon {
         }
         std::vector<Event> events = pipeline_->Observe(snap);
         const std::vector<Event> observed = events;  // logged once published
-        ReadJobs(events);
+        ReadJobs(*snap, events);
         // Marks arrived before this snapshot was taken: the events stay in time order.
         std::stable_sort(events.begin(), events.end(),
                          [](const Event& a, const Event& b) { return a.time < b.time; });
@@ -268,14 +268,14 @@ class Daemon {
 
   // What jobs sent on --socket since the previous snapshot: framework memory
   // into the table (and the recordings), marks as events.
-  void ReadJobs(std::vector<Event>& events) {
+  void ReadJobs(const Snapshot& devices, std::vector<Event>& events) {
     if (!socket_) return;
     JobFeedHooks feed;
     feed.memory = [this](const FrameworkReading& r) {
       if (!r.pid) return;
       framework_.Report(*r.pid, r.framework, r.gpu, {r.bytes.begin(), r.bytes.end()}, r.time);
     };
-    JobFeed jobs = DrainJobs(*socket_, *pipeline_, feed);
+    JobFeed jobs = DrainJobs(*socket_, *pipeline_, feed, &devices);
     for (auto& e : jobs.events) events.push_back(std::move(e));
     for (const auto& error : jobs.errors) Log("--socket: " + error);
   }

@@ -10,10 +10,12 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/pipeline.h"
 #include "gpuwatch/event.h"
+#include "gpuwatch/snapshot.h"
 #include "transport/job_socket.h"
 
 namespace gpuwatch::engine {
@@ -28,7 +30,8 @@ struct FrameworkReading {
 
 struct JobFeedHooks {
   // The NVML index of the device a job calls `device` (run maps through the
-  // CUDA_VISIBLE_DEVICES it set); none: the same number.
+  // CUDA_VISIBLE_DEVICES it set); none: the same number. A report that names
+  // its device's UUID is filed under the GPU of that UUID in `devices` instead.
   std::function<int(int device)> gpu;
   std::function<void(const FrameworkReading&)> memory;  // each memory report
   std::function<void(const std::string& kind, const std::string& value)> mark;
@@ -41,7 +44,13 @@ struct JobFeed {
   std::vector<std::string> errors;  // malformed or dropped messages, to be said
 };
 
-// Everything received since the previous call.
-JobFeed DrainJobs(JobSocket& socket, Pipeline& pipeline, const JobFeedHooks& hooks = {});
+// Everything received since the previous call; `devices`: the latest
+// snapshot, whose UUIDs place the reports that name one.
+JobFeed DrainJobs(JobSocket& socket, Pipeline& pipeline, const JobFeedHooks& hooks = {},
+                  const Snapshot* devices = nullptr);
+
+// The index of the GPU in `devices` whose UUID is `uuid` (case and a "GPU-"
+// prefix aside: frameworks print it either way); nullopt when none is.
+std::optional<int> GpuOfUuid(const Snapshot& devices, std::string_view uuid);
 
 }  // namespace gpuwatch::engine

@@ -90,13 +90,14 @@ Result<JobOutcome> RunJob(const JobOptions& options, std::optional<Source> sourc
                : cuda;
   };
   feed.memory = [&](const FrameworkReading& r) {
-    summary.AddFrameworkMemory(r.gpu, r.framework, r.bytes);
+    summary.AddFrameworkMemory(r.gpu, r.framework, r.bytes, r.pid);
     out.recorder.AddFramework(r.time, r.gpu, r.framework, r.bytes);
   };
   feed.mark = [&](const std::string& kind, const std::string& value) {
     summary.AddMark(kind, value);
   };
   std::uint64_t last = 0;
+  std::shared_ptr<const Snapshot> latest;  // whose UUIDs place framework reports
   while (!out.exit_status) {
     if (const int sig = hooks.take_signal ? hooks.take_signal() : 0; sig != 0) {
       child->Signal(sig);
@@ -109,7 +110,8 @@ Result<JobOutcome> RunJob(const JobOptions& options, std::optional<Source> sourc
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     out.exit_status = child->Poll();
-    const JobFeed jobs = DrainJobs(**socket, pipeline, feed);
+    if (snap) latest = snap;
+    const JobFeed jobs = DrainJobs(**socket, pipeline, feed, latest.get());
     for (const auto& e : jobs.events) {
       if (e.kind == Event::Kind::kMark) {
         out.recorder.AddEvent(e);  // the summary counts marks itself

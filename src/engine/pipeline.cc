@@ -120,7 +120,7 @@ std::vector<Event> Pipeline::Framework(std::chrono::system_clock::time_point tim
                                        const std::string& framework,
                                        const std::map<std::string, double, std::less<>>& bytes,
                                        std::optional<std::uint32_t> pid) {
-  if (jsonl_) jsonl_->Write(JsonlFramework(time, gpu, framework, bytes));
+  if (jsonl_) jsonl_->Write(JsonlFramework(time, gpu, framework, bytes, pid));
   const auto allocated = bytes.find("allocated");
   if (allocated == bytes.end()) return {};
   std::vector<Event> events = leaks_.ObserveFramework(time, gpu, pid, framework, allocated->second);

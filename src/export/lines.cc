@@ -193,15 +193,17 @@ std::string JsonlEvent(const Event& e) {
 
 std::string JsonlFramework(std::chrono::system_clock::time_point time, int gpu,
                            const std::string& framework,
-                           const std::map<std::string, double, std::less<>>& bytes) {
+                           const std::map<std::string, double, std::less<>>& bytes,
+                           std::optional<std::uint32_t> pid) {
   json values = json::object();
   for (const auto& [kind, v] : bytes) values[kind] = Number(v);
-  return json{{"type", "framework"},
-              {"time", Rfc3339(time)},
-              {"gpu", gpu},
-              {"framework", framework},
-              {"bytes", std::move(values)}}
-      .dump();
+  json j{{"type", "framework"},
+         {"time", Rfc3339(time)},
+         {"gpu", gpu},
+         {"framework", framework},
+         {"bytes", std::move(values)}};
+  if (pid) j["pid"] = *pid;
+  return j.dump();
 }
 
 }  // namespace gpuwatch

@@ -5,8 +5,10 @@
 //               then one "sample" line per snapshot and one "event" line per event
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,10 +38,11 @@ enum class JsonlDetail { kRecording, kAnswer };
 std::string JsonlSample(const Snapshot& snapshot, JsonlDetail detail = JsonlDetail::kRecording);
 std::string JsonlEvent(const Event& event);
 // Framework memory a training process reported (GPUWATCH_SOCKET): allocated,
-// reserved, ... in bytes.
+// reserved, ... in bytes, and the reporter's pid when known.
 std::string JsonlFramework(std::chrono::system_clock::time_point time, int gpu,
                            const std::string& framework,
-                           const std::map<std::string, double, std::less<>>& bytes);
+                           const std::map<std::string, double, std::less<>>& bytes,
+                           std::optional<std::uint32_t> pid = std::nullopt);
 nlohmann::json EventToJson(const Event& event);
 
 }  // namespace gpuwatch

@@ -99,8 +99,9 @@ Result<JobMessage> ParseJobMessage(std::string_view line) {
     if (device == nullptr || !Number(*device)) return Status::InvalidArgument("mem needs device=N");
     m.framework = *framework;
     m.device = static_cast<int>(*Number(*device));
+    if (const std::string* uuid = field("uuid")) m.uuid = *uuid;
     for (const auto& [k, v] : m.fields) {
-      if (k == "framework" || k == "device" || k == "pid") continue;
+      if (k == "framework" || k == "device" || k == "pid" || k == "uuid") continue;
       const auto n = Number(v);
       if (!n) return Status::InvalidArgument(fmt::format("{}={} is not a byte count", k, v));
       m.bytes.emplace(k, *n);

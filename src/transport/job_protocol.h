@@ -2,10 +2,12 @@
 // GPUWATCH_SOCKET (docs/run.md). One message per line, a verb then key=value
 // tokens separated by spaces:
 //   hello framework=torch version=2.11.0 pid=1234
-//   mem framework=torch device=0 allocated=1073741824 reserved=2147483648 active=...
+//   mem framework=torch device=0 uuid=GPU-8f0c... allocated=1073741824 reserved=2147483648 ...
 //   mark step=1200          mark epoch=3          mark phase=eval
-// Sizes are bytes. Unknown keys are kept (newer clients), unknown verbs are
-// errors. Pure.
+// Sizes are bytes; `device` is the framework's (CUDA's) index, `uuid` (optional)
+// the device's UUID, which names the GPU whatever CUDA_VISIBLE_DEVICES and
+// CUDA's device order did to the index. Unknown keys are kept (newer
+// clients), unknown verbs are errors. Pure.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +31,7 @@ struct JobMessage {
   // kMemory: framework, device and its byte counters (allocated, reserved, ...).
   std::string framework;
   int device = 0;
+  std::string uuid;  // the device's, when the sender knows it
   std::map<std::string, double, std::less<>> bytes;
   std::optional<std::uint32_t> pid;  // hello / mem: the sender, when it says
 };

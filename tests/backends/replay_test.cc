@@ -203,7 +203,7 @@ TEST_F(Recording, EventsMarksAndFrameworkLinesAreKeptInTimeOrder) {
   std::string text = JsonlEvent(early) + "\n" + JsonlHeader(Sample(0), "node-7") + "\n";
   text += JsonlSample(Sample(0)) + "\n" + JsonlEvent(alert) + "\n" + JsonlEvent(step) + "\n";
   text +=
-      R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch","bytes":{"allocated":123,"reserved":456}})"
+      R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch","bytes":{"allocated":123,"reserved":456},"pid":4242})"
       "\n";
   text +=
       R"({"type":"framework","time":"2026-11-25T08:20:00.500Z","gpu":1,"framework":"jax","bytes":{}})"
@@ -245,7 +245,9 @@ TEST_F(Recording, EventsMarksAndFrameworkLinesAreKeptInTimeOrder) {
   EXPECT_EQ(f[0].framework, "jax") << "in time order";
   EXPECT_EQ(f[0].gpu, 1);
   EXPECT_TRUE(f[0].bytes.empty());
+  EXPECT_FALSE(f[0].pid) << "a line without a pid (older writers)";
   EXPECT_EQ(f[1].framework, "torch");
+  EXPECT_EQ(f[1].pid, 4242u);
   EXPECT_EQ(f[1].time, std::chrono::system_clock::time_point(milliseconds(1795594801250)));
   EXPECT_EQ(f[1].bytes, (std::map<std::string, double>{{"allocated", 123}, {"reserved", 456}}));
 
@@ -267,6 +269,8 @@ TEST_F(Recording, MalformedEventOrFrameworkLineIsAnErrorNamingFileAndLine) {
        ":3: framework: bad \"time\""},
       {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":"0","framework":"torch","bytes":{}})",
        ":3: framework: bad \"gpu\""},
+      {R"({"type":"framework","time":"2026-11-25T08:20:01.250Z","gpu":0,"framework":"torch","bytes":{},"pid":-1})",
+       ":3: framework: bad \"pid\""},
       {R"({"type":"event","kind":"mark","message":"step 1"})", ":3: event: bad \"time\""},
       {R"({"type":"event","time":"2026-11-25T08:20:01.250Z","message":"step 1"})",
        ":3: event: no \"kind\""},

@@ -36,7 +36,8 @@ class RunFixture : public ::testing::Test {
         << "clock: init\ndevices:\n  - name: NVIDIA H200\n    utilization_gpu: 60\n"
            "    processes:\n      - {pid_file: "
         << (dir_ / "child.pid").string() << ", memory: " << memory
-        << ", sm_util: 60}\n  - name: NVIDIA H200\n";
+        << ", sm_util: 60}\n  - name: NVIDIA H200\n"
+           "    uuid: GPU-11111111-2222-3333-4444-555555555555\n";
   }
   // The job writes its pid where the scenario looks for it, then runs `body`.
   std::string Job(const std::string& body) const {
@@ -123,6 +124,24 @@ TEST_F(RunFixture, FrameworkMemoryOfCudaDeviceZeroIsFiledUnderTheGpuItIs) {
   const auto j = Report();
   EXPECT_EQ(j["framework_memory"]["1"]["peak"]["reserved"], 200.0) << j["framework_memory"];
   EXPECT_FALSE(j["framework_memory"].contains("0"));
+}
+
+// A job started with its own CUDA_VISIBLE_DEVICES (or CUDA's fastest-first
+// order) calls NVML's GPU 1 "device 0": the device's UUID names it, so its
+// report is filed there; two processes on one GPU are summed.
+TEST_F(RunFixture, FrameworkMemoryNamingItsDevicesUuidIsFiledUnderThatGpu) {
+  const Out r = Run("--json " + (dir_ / "report.json").string(),
+                    Job("job_client \"mem framework=torch device=0 "
+                        "uuid=11111111-2222-3333-4444-555555555555 allocated=100 reserved=200\"; "
+                        "job_client \"mem framework=torch device=0 "
+                        "uuid=GPU-11111111-2222-3333-4444-555555555555 allocated=50 reserved=60\"; "
+                        "job_client \"mem framework=torch device=0 uuid=GPU-not-here "
+                        "allocated=7 reserved=8\"; sleep 0.3"));
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Report()["framework_memory"];
+  EXPECT_EQ(j["1"]["peak"]["reserved"], 260.0) << j;
+  EXPECT_EQ(j["1"]["processes"], 2) << j;
+  EXPECT_EQ(j["0"]["peak"]["reserved"], 8.0) << "an unknown UUID: the index, as before; " << j;
 }
 
 TEST_F(RunFixture, SocketMarksAndFrameworkMemoryReachTheReport) {

@@ -39,6 +39,11 @@ TEST(JobProtocol, ParsesFrameworkMemory) {
   EXPECT_EQ(m->bytes.at("reserved"), 2147483648.0);
   EXPECT_EQ(m->pid, 77u);
   EXPECT_EQ(m->bytes.count("pid"), 0u);
+  EXPECT_TRUE(m->uuid.empty());
+  auto named = ParseJobMessage("mem framework=torch device=0 uuid=GPU-8f0c-aa allocated=5");
+  ASSERT_TRUE(named) << named.error().message();
+  EXPECT_EQ(named->uuid, "GPU-8f0c-aa");
+  EXPECT_EQ(named->bytes.count("uuid"), 0u) << "a name, not a counter";
 }
 
 TEST(JobProtocol, RejectsBadLinesSayingWhy) {

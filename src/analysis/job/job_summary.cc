@@ -146,13 +146,18 @@ void JobSummary::AddMark(const std::string& kind, const std::string& value) {
 }
 
 void JobSummary::AddFrameworkMemory(int device, const std::string& framework,
-                                    const std::map<std::string, double, std::less<>>& bytes) {
+                                    const std::map<std::string, double, std::less<>>& bytes,
+                                    std::optional<std::uint32_t> pid) {
+  auto& reports = framework_reports_[device];
+  reports[pid.value_or(0)] = bytes;
   FrameworkMemory& f = report_.framework_memory[device];
   f.framework = framework;
-  for (const auto& [k, v] : bytes) {
-    f.last[k] = v;
-    f.peak[k] = std::max(f.peak[k], v);
+  f.processes = static_cast<int>(reports.size());
+  f.last.clear();
+  for (const auto& [p, counters] : reports) {
+    for (const auto& [k, v] : counters) f.last[k] += v;
   }
+  for (const auto& [k, v] : f.last) f.peak[k] = std::max(f.peak[k], v);
 }
 
 JobReport JobSummary::Finish(std::chrono::system_clock::time_point ended,
@@ -266,7 +271,9 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
                                     p.peak_bytes / kGiB, p.command.substr(0, 60))});
   }
   for (const auto& [gpu, f] : r.framework_memory) {
-    std::string value = fmt::format("GPU {} {}:", gpu, f.framework);
+    std::string value = f.processes > 1 ? fmt::format("GPU {} {} ({} processes, summed):", gpu,
+                                                      f.framework, f.processes)
+                                        : fmt::format("GPU {} {}:", gpu, f.framework);
     const char* separator = " ";
     for (const auto& [name, bytes] : FrameworkPeaks(f)) {
       value += fmt::format("{}peak {} {:.2f} GiB", separator, name, bytes / kGiB);
@@ -375,7 +382,7 @@ json JobReportToJson(const JobReport& r) {
   json framework = json::object();
   for (const auto& [gpu, f] : r.framework_memory) {
     framework[std::to_string(gpu)] = {
-        {"framework", f.framework}, {"last", f.last}, {"peak", f.peak}};
+        {"framework", f.framework}, {"last", f.last}, {"peak", f.peak}, {"processes", f.processes}};
   }
   json lease = nullptr;
   if (r.lease) {

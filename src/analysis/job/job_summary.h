@@ -34,10 +34,14 @@ struct JobProcessPeak {
   double peak_bytes = 0;
 };
 
+// A GPU's framework memory: each counter summed over the processes that
+// report on that GPU (ranks sharing it, a worker beside the trainer), as of
+// each one's latest report; the peak is that sum's highest.
 struct FrameworkMemory {
   std::string framework;
   std::map<std::string, double> last;  // allocated, reserved, ... (bytes)
   std::map<std::string, double> peak;
+  int processes = 0;  // how many reported on this GPU
 };
 
 // The peaks of a framework's counters, each named once: "peak_allocated"
@@ -115,13 +119,18 @@ class JobSummary {
   void Observe(const Snapshot& snapshot, const std::set<std::uint32_t>& job_pids);
   void AddEvent(const Event& event);
   void AddMark(const std::string& kind, const std::string& value);
+  // One report of `pid` (nullopt: a sender that gave none) on NVML GPU `device`.
   void AddFrameworkMemory(int device, const std::string& framework,
-                          const std::map<std::string, double, std::less<>>& bytes);
+                          const std::map<std::string, double, std::less<>>& bytes,
+                          std::optional<std::uint32_t> pid = std::nullopt);
   JobReport Finish(std::chrono::system_clock::time_point ended, std::optional<int> exit_status,
                    const std::map<int, std::chrono::milliseconds>& starved,
                    const std::map<int, std::chrono::milliseconds>& throttled) const;
 
  private:
+  // The latest report of every process, per GPU (0: a sender without a pid).
+  std::map<int, std::map<std::uint32_t, std::map<std::string, double, std::less<>>>>
+      framework_reports_;
   struct Histogram {
     std::array<std::uint32_t, 1001> bins{};  // 0.0 .. 100.0 %, 0.1 % wide
     std::uint64_t count = 0;

@@ -219,6 +219,9 @@ Result<FrameworkRecord> ReadFramework(const json& j, const std::string& where) {
   if (!*name || (*name)->empty())
     return Status::InvalidArgument(fmt::format("{}: no \"framework\"", at));
   f.framework = **name;
+  auto pid = Optional<std::uint32_t>(j, "pid", at);
+  if (!pid) return pid.error();
+  f.pid = *pid;
   const auto bytes = j.find("bytes");
   if (bytes == j.end() || !bytes->is_object())
     return Status::InvalidArgument(fmt::format("{}: \"bytes\" is not an object", at));

@@ -7,7 +7,9 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +45,7 @@ struct FrameworkRecord {
   int gpu = 0;
   std::string framework;  // "torch", "jax", ...
   std::map<std::string, double> bytes;
+  std::optional<std::uint32_t> pid;  // the reporter's, when recorded
 };
 
 struct Recording {

@@ -223,6 +223,31 @@ TEST(JobSummary, FrameworkCountersAreNamedOncePlainly) {
       << "the JSON keeps the counters as reported";
 }
 
+// Two ranks on one GPU, each reporting its own allocator: the GPU's figure is
+// their sum as of each one's latest report, and its peak that sum's highest.
+TEST(JobSummary, FrameworkMemoryOfProcessesSharingAGpuIsSummed) {
+  JobSummary summary({"torchrun", "train.py"}, kT0);
+  summary.Observe(At(seconds(0)), {42});
+  constexpr double kG = 1024.0 * 1024 * 1024;
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 1.0 * kG}}, 101u);
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 2.0 * kG}}, 102u);
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 1.5 * kG}}, 101u);  // 3.5 together
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 0.5 * kG}}, 102u);  // 2.0 together
+  summary.AddFrameworkMemory(1, "torch", {{"allocated", 4.0 * kG}}, 103u);  // another GPU
+  const JobReport r = summary.Finish(kT0 + seconds(1), 0, {}, {});
+  const auto j = JobReportToJson(r)["framework_memory"];
+  EXPECT_EQ(j["0"]["last"]["allocated"], 2.0 * kG);
+  EXPECT_EQ(j["0"]["peak"]["allocated"], 3.5 * kG);
+  EXPECT_EQ(j["0"]["processes"], 2);
+  EXPECT_EQ(j["1"]["peak"]["allocated"], 4.0 * kG);
+  EXPECT_EQ(j["1"]["processes"], 1);
+  EXPECT_TRUE(HasRow(JobReportRows(r), "framework",
+                     "GPU 0 torch (2 processes, summed): peak allocated 3.50 GiB"))
+      << Rows(r);
+  EXPECT_TRUE(HasRow(JobReportRows(r), "framework", "GPU 1 torch: peak allocated 4.00 GiB"))
+      << Rows(r);
+}
+
 TEST(JobSummary, AJobsMemoryIsTheJobs) {
   const std::vector<SummaryRow> rows = JobReportRows(Summarize(seconds(5), {}));
   EXPECT_TRUE(HasRow(rows, "job memory", "peak 19.00 GiB over all its processes"))
