@@ -1,8 +1,16 @@
 #!/usr/bin/env bash
 # On the GPU machine: `pip install ./python` with its python3, CMake finding
-# gpuwatch's C++ dependencies in .pydeps (python_deps.sh). Source it: it
-# exports LD_LIBRARY_PATH for the libraries the module links.
+# gpuwatch's C++ dependencies in .pydeps (python_deps.sh), the web bundle in
+# .devtree/web and sqlite3.h in .devtree/include when they were carried (no
+# node or SQLite headers there). Source it from the repository root: it
+# exports LD_LIBRARY_PATH for the libraries the module links, and GW, the
+# gpuwatch binary the build left in GPUWATCH_CMAKE_BUILD_DIR (default /tmp/gwb).
 P=$PWD/.pydeps/root/usr
 export LD_LIBRARY_PATH=$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-GPUWATCH_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$P" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
+export GPUWATCH_CMAKE_BUILD_DIR=${GPUWATCH_CMAKE_BUILD_DIR:-/tmp/gwb}
+args="-DCMAKE_PREFIX_PATH=$P"
+[ -d .devtree/web ] && args="$args -DGPUWATCH_WEB_DIST=$PWD/.devtree/web"
+[ -d .devtree/include ] && args="$args -DSQLite3_INCLUDE_DIR=$PWD/.devtree/include"
+GPUWATCH_CMAKE_ARGS="$args" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
   python3 -m pip install -q --no-build-isolation --no-deps ./python
+export GW=$GPUWATCH_CMAKE_BUILD_DIR/gpuwatch

@@ -16,14 +16,8 @@ ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 W=/tmp/issue12
 mkdir -p $W
 cd "$ROOT"
-P=$ROOT/.pydeps/root/usr
-export LD_LIBRARY_PATH=$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 start_build=$(date +%s)
-GPUWATCH_CMAKE_BUILD_DIR=/tmp/gwb \
-GPUWATCH_CMAKE_ARGS="-DCMAKE_PREFIX_PATH=$P -DGPUWATCH_WEB_DIST=$ROOT/.devtree/web -DSQLite3_INCLUDE_DIR=$ROOT/.devtree/include" \
-  CMAKE_BUILD_PARALLEL_LEVEL=16 python3 -m pip install -q --no-build-isolation --no-deps ./python \
-  >$W/build.log 2>&1 || { tail -40 $W/build.log; exit 1; }
-GW=/tmp/gwb/gpuwatch
+. tests/gpu/python_install.sh >$W/build.log 2>&1 || { tail -40 $W/build.log; exit 1; }
 echo "build+install $(( $(date +%s) - start_build )) s" >$W/summary.txt
 nvidia-smi --query-gpu=name,memory.used,memory.total --format=csv >>$W/summary.txt
 cd "$ROOT/tests/gpu"
