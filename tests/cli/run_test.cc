@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -201,6 +202,51 @@ TEST_F(RunFixture, FrameworkMemoryGrowingEveryStepIsALeakInTheSummary) {
   ASSERT_EQ(j["leaks"].size(), 1u) << j["leaks"];
   EXPECT_EQ(j["leaks"][0]["kind"], "leak");
   EXPECT_NE(r.err.find("leak_suspected"), std::string::npos) << "said while the job ran\n" << r.err;
+}
+
+// A data-parallel job's shape on two simulated GPUs (issue 19's DDP check,
+// as CI can run it): the job starts two ranks, each a process of its own GPU
+// that reports its allocator over the socket naming its device by UUID and
+// calling it device 0 (each sees only its own GPU); rank 1 keeps 8 MiB a step.
+TEST_F(RunFixture, EachRankOfADataParallelJobIsFiledUnderItsOwnGpuAndOnlyTheLeakingOneIsFlagged) {
+  const std::string uuid0 = "GPU-00000000-1111-2222-3333-000000000000";
+  const std::string uuid1 = "GPU-00000000-1111-2222-3333-111111111111";
+  std::ofstream(dir_ / "job.yaml")
+      << "clock: init\ndevices:\n"
+      << "  - {name: NVIDIA H200, uuid: " << uuid0
+      << ", processes: [{pid_file: " << (dir_ / "rank0.pid").string() << ", memory: 20GiB}]}\n"
+      << "  - {name: NVIDIA H200, uuid: " << uuid1
+      << ", processes: [{pid_file: " << (dir_ / "rank1.pid").string() << ", memory: 30GiB}]}\n";
+  auto rank = [&](int r, long long per_step) {
+    std::string lines;
+    for (long long step = 5; step <= 300; step += 5) {
+      lines += " \\\"mem framework=torch device=0 uuid=" + std::string(r ? uuid1 : uuid0) +
+               " allocated=" + std::to_string((4LL << 30) + per_step * step) +
+               "\\\" \\\"mark step=" + std::to_string(step) + "\\\"";
+    }
+    return "sh -c \"echo \\$\\$ > " + (dir_ / ("rank" + std::to_string(r) + ".pid")).string() +
+           "; exec job_client sleep=400" + lines + " sleep=400\" &";
+  };
+  const Out r = Run("--json " + (dir_ / "report.json").string(),
+                    "sh -c '" + rank(0, 0) + " " + rank(1, 8LL << 20) + " wait'");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto pid_of = [&](int k) {
+    return std::stoul(Slurp(dir_ / ("rank" + std::to_string(k) + ".pid")));
+  };
+  const auto j = Report();
+  std::map<unsigned long, int> gpu_of;
+  for (const auto& p : j["processes"]) gpu_of[p["pid"].get<unsigned long>()] = p["gpu"];
+  EXPECT_EQ(gpu_of[pid_of(0)], 0) << j["processes"];
+  EXPECT_EQ(gpu_of[pid_of(1)], 1) << j["processes"];
+  EXPECT_EQ(j["framework_memory"]["0"]["processes"], 1) << j["framework_memory"];
+  EXPECT_EQ(j["framework_memory"]["1"]["processes"], 1) << j["framework_memory"];
+  EXPECT_EQ(j["framework_memory"]["1"]["peak"]["allocated"],
+            double((4LL << 30) + (8LL << 20) * 300));
+  ASSERT_EQ(j["leaks"].size(), 1u) << j["leaks"];
+  EXPECT_EQ(j["leaks"][0]["pid"], pid_of(1)) << j["leaks"];
+  EXPECT_EQ(j["leaks"][0]["gpu"], 1) << j["leaks"];
+  EXPECT_NE(j["leaks"][0]["message"].get<std::string>().find("8.0 MiB per step"), std::string::npos)
+      << j["leaks"];
 }
 
 TEST_F(RunFixture, AShortQuietJobIsTooShortForALeakVerdict) {
