@@ -8,9 +8,17 @@
 P=$PWD/.pydeps/root/usr
 export LD_LIBRARY_PATH=$P/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 export GPUWATCH_CMAKE_BUILD_DIR=${GPUWATCH_CMAKE_BUILD_DIR:-/tmp/gwb}
+# No ncursesw development files there (top's): its headers from .pydeps.
+if ! pkg-config --exists ncursesw 2>/dev/null; then
+  mkdir -p "$P/lib/pkgconfig"
+  printf '%s\n' "Name: ncursesw" "Description: ncursesw from .pydeps" "Version: 6.4" \
+    "Libs: -L$P/lib/x86_64-linux-gnu -lncursesw -ltinfo" \
+    "Cflags: -D_DEFAULT_SOURCE -D_XOPEN_SOURCE=600 -I$P/include" >"$P/lib/pkgconfig/ncursesw.pc"
+  export PKG_CONFIG_PATH=$P/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+fi
 args="-DCMAKE_PREFIX_PATH=$P"
 [ -d .devtree/web ] && args="$args -DGPUWATCH_WEB_DIST=$PWD/.devtree/web"
 [ -d .devtree/include ] && args="$args -DSQLite3_INCLUDE_DIR=$PWD/.devtree/include"
+export GW=$GPUWATCH_CMAKE_BUILD_DIR/gpuwatch
 GPUWATCH_CMAKE_ARGS="$args" CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) \
   python3 -m pip install -q --no-build-isolation --no-deps ./python
-export GW=$GPUWATCH_CMAKE_BUILD_DIR/gpuwatch
