@@ -55,6 +55,10 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
   if (s.stale) return;
   if (!first_sample_) first_sample_ = s.time;
   last_sample_ = s.time;
+  present_.clear();
+  for (const auto& d : s.devices) {
+    for (const auto& p : d.processes) present_.insert(p.pid);
+  }
   double job_bytes = 0;
   for (const auto& d : s.devices) {
     if (d.health != DeviceHealth::kOk) continue;
@@ -123,7 +127,11 @@ void JobSummary::AddEvent(const Event& e) {
   auto it = std::find_if(report_.leaks.begin(), report_.leaks.end(),
                          [&](const JobLeak& l) { return l.gpu == gpu && l.pid == pid; });
   if (cleared) {
-    if (it != report_.leaks.end()) it->cleared = true;
+    if (it != report_.leaks.end()) {
+      it->cleared = true;
+      // The snapshot that cleared it, observed first, no longer has the process.
+      it->ended = pid && !present_.contains(*pid);
+    }
     return;
   }
   if (it == report_.leaks.end()) {
@@ -135,6 +143,7 @@ void JobSummary::AddEvent(const Event& e) {
   if (it->verdict && forecast) return;  // a verdict outranks a forecast
   it->verdict = it->verdict || verdict;
   it->cleared = false;
+  it->ended = false;
   it->rate_bytes_per_s = e.value;
   it->time_to_full = e.time_to_full;
   it->message = e.message;
@@ -313,9 +322,10 @@ std::vector<SummaryRow> JobReportRows(const JobReport& r) {
     }
     rows.push_back({"leaks", head});
     for (const auto& l : r.leaks) {
-      rows.push_back(
-          {"", fmt::format("- {}{}", l.message,
-                           l.cleared ? " (then stopped)" : " (still growing at the end)")});
+      rows.push_back({"", fmt::format("- {}{}", l.message,
+                                      !l.cleared ? " (still growing at the end)"
+                                      : l.ended  ? " (until its process ended)"
+                                                 : " (then stopped)")});
     }
   }
   return rows;
@@ -377,6 +387,7 @@ json JobReportToJson(const JobReport& r) {
          {"rate_bytes_per_second", l.rate_bytes_per_s ? json(*l.rate_bytes_per_s) : json(nullptr)},
          {"time_to_full_seconds", l.time_to_full ? json(l.time_to_full->count()) : json(nullptr)},
          {"standing", !l.cleared},
+         {"process_ended", l.ended},
          {"message", l.message}});
   }
   json framework = json::object();

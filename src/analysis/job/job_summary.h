@@ -65,6 +65,7 @@ struct JobLeak {
   std::optional<std::uint32_t> pid;
   bool verdict = false;  // a leak verdict (else only forecasts)
   bool cleared = false;  // its last event cleared it (growth stopped, process ended)
+  bool ended = false;    // ... because its process had ended (still growing, as far as known)
   std::optional<double> rate_bytes_per_s;
   std::optional<std::chrono::seconds> time_to_full;
   std::chrono::system_clock::time_point first;  // when it was first raised
@@ -140,6 +141,7 @@ class JobSummary {
   bool every_device_ = false;
   std::chrono::seconds leak_verdict_span_{600};
   std::optional<std::chrono::system_clock::time_point> first_sample_, last_sample_;
+  std::set<std::uint32_t> present_;   // every process of the latest snapshot
   std::set<std::uint32_t> job_pids_;  // every pid of the job seen on a GPU
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;

@@ -137,6 +137,27 @@ TEST(JobSummary, AVerdictOutranksTheForecastBeforeItAndStaysAfterItClears) {
   EXPECT_NE(Rows(r).find("(then stopped)"), std::string::npos) << Rows(r);
 }
 
+// A rank that leaked until it ended (its process left the GPU with the
+// verdict standing) did not "stop": the summary says its process ended.
+TEST(JobSummary, ALeakClearedBecauseItsProcessEndedSaysSo) {
+  JobSummary summary({"torchrun", "train.py"}, kT0);
+  for (seconds t{0}; t <= seconds(30); t += seconds(1)) summary.Observe(At(t), {42});
+  summary.AddEvent(LeakEvent(Event::Kind::kLeakSuspected, seconds(20), 42,
+                             "torch allocated memory of pid 42 grows 16.0 MiB per step"));
+  Snapshot gone = At(seconds(31));
+  gone.devices[0].processes.clear();
+  summary.Observe(gone, {});
+  summary.AddEvent(LeakEvent(Event::Kind::kLeakCleared, seconds(31), 42,
+                             "pid 42 ended while suspected of leaking"));
+  const JobReport r = summary.Finish(kT0 + seconds(32), 0, {}, {});
+  ASSERT_EQ(r.leaks.size(), 1u);
+  EXPECT_TRUE(r.leaks[0].cleared);
+  EXPECT_TRUE(r.leaks[0].ended);
+  EXPECT_NE(Rows(r).find("(until its process ended)"), std::string::npos) << Rows(r);
+  EXPECT_EQ(Rows(r).find("(then stopped)"), std::string::npos) << Rows(r);
+  EXPECT_EQ(JobReportToJson(r)["leaks"][0]["process_ended"], true);
+}
+
 TEST(JobSummary, TheDeviceAndEachProcessAreSeparateFindings) {
   JobSummary summary({"job"}, kT0);
   for (seconds t{0}; t <= seconds(100); t += seconds(1)) {
