@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
@@ -63,6 +64,8 @@ class FakeNvml : public testing::Test {
     while (NVML(nvmlShutdown)() == NVML_SUCCESS) {
     }
     unsetenv("GPUWATCH_FAKE_TIME");
+    for (const std::string& path : Written()) std::remove(path.c_str());
+    Written().clear();
   }
 
   // Loads `path` at frozen time `t` (seconds).
@@ -79,7 +82,12 @@ class FakeNvml : public testing::Test {
   static std::string Write(const std::string& name, const std::string& text) {
     const std::string path = testing::TempDir() + "/" + std::to_string(getpid()) + "-" + name;
     std::ofstream(path) << text;
+    Written().push_back(path);  // removed when the test ends
     return path;
+  }
+  static std::vector<std::string>& Written() {
+    static std::vector<std::string> paths;
+    return paths;
   }
 
   static nvmlDevice_t Device(unsigned index) {
