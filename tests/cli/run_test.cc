@@ -129,15 +129,18 @@ TEST_F(RunFixture, FrameworkMemoryOfCudaDeviceZeroIsFiledUnderTheGpuItIs) {
 
 // A job started with its own CUDA_VISIBLE_DEVICES (or CUDA's fastest-first
 // order) calls NVML's GPU 1 "device 0": the device's UUID names it, so its
-// report is filed there; two processes on one GPU are summed.
+// report is filed there; two processes of the job on one GPU are summed
+// (each alive for a second before it reports: the job's by then).
 TEST_F(RunFixture, FrameworkMemoryNamingItsDevicesUuidIsFiledUnderThatGpu) {
   const Out r = Run("--json " + (dir_ / "report.json").string(),
-                    Job("job_client \"mem framework=torch device=0 "
-                        "uuid=11111111-2222-3333-4444-555555555555 allocated=100 reserved=200\"; "
-                        "job_client \"mem framework=torch device=0 "
-                        "uuid=GPU-11111111-2222-3333-4444-555555555555 allocated=50 reserved=60\"; "
+                    Job("job_client sleep=1000 \"mem framework=torch device=0 "
+                        "uuid=11111111-2222-3333-4444-555555555555 allocated=100 reserved=200\" "
+                        "sleep=1000 & "
+                        "job_client sleep=1000 \"mem framework=torch device=0 "
+                        "uuid=GPU-11111111-2222-3333-4444-555555555555 allocated=50 reserved=60\" "
+                        "sleep=1000 & "
                         "job_client \"mem framework=torch device=0 uuid=GPU-not-here "
-                        "allocated=7 reserved=8\"; sleep 0.3"));
+                        "allocated=7 reserved=8\"; wait; sleep 0.3"));
   ASSERT_EQ(r.code, 0) << r.err;
   const auto j = Report()["framework_memory"];
   EXPECT_EQ(j["1"]["peak"]["reserved"], 260.0) << j;

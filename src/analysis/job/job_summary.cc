@@ -55,10 +55,7 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
   if (s.stale) return;
   if (!first_sample_) first_sample_ = s.time;
   last_sample_ = s.time;
-  present_.clear();
-  for (const auto& d : s.devices) {
-    for (const auto& p : d.processes) present_.insert(p.pid);
-  }
+  live_ = job_pids;
   double job_bytes = 0;
   for (const auto& d : s.devices) {
     if (d.health != DeviceHealth::kOk) continue;
@@ -130,7 +127,7 @@ void JobSummary::AddEvent(const Event& e) {
     if (it != report_.leaks.end()) {
       it->cleared = true;
       // The snapshot that cleared it, observed first, no longer has the process.
-      it->ended = pid && !present_.contains(*pid);
+      it->ended = pid && !live_.contains(*pid);
     }
     return;
   }
@@ -158,6 +155,11 @@ void JobSummary::AddFrameworkMemory(int device, const std::string& framework,
                                     const std::map<std::string, double, std::less<>>& bytes,
                                     std::optional<std::uint32_t> pid) {
   auto& reports = framework_reports_[device];
+  // A process no longer among the job's holds nothing now: its last report
+  // leaves the sum (a worker that ended, then the next one, are not added up).
+  std::erase_if(reports, [&](const auto& r) {
+    return r.first != 0 && r.first != pid && !live_.empty() && !live_.contains(r.first);
+  });
   reports[pid.value_or(0)] = bytes;
   FrameworkMemory& f = report_.framework_memory[device];
   f.framework = framework;

@@ -36,7 +36,8 @@ struct JobProcessPeak {
 
 // A GPU's framework memory: each counter summed over the processes that
 // report on that GPU (ranks sharing it, a worker beside the trainer), as of
-// each one's latest report; the peak is that sum's highest.
+// each one's latest report while it is among the job's processes; the peak
+// is that sum's highest.
 struct FrameworkMemory {
   std::string framework;
   std::map<std::string, double> last;  // allocated, reserved, ... (bytes)
@@ -141,7 +142,7 @@ class JobSummary {
   bool every_device_ = false;
   std::chrono::seconds leak_verdict_span_{600};
   std::optional<std::chrono::system_clock::time_point> first_sample_, last_sample_;
-  std::set<std::uint32_t> present_;   // every process of the latest snapshot
+  std::set<std::uint32_t> live_;      // the job's processes as of the latest snapshot
   std::set<std::uint32_t> job_pids_;  // every pid of the job seen on a GPU
   std::map<int, Histogram> util_;
   std::map<int, std::pair<double, double>> energy_first_last_;

@@ -137,6 +137,23 @@ TEST(JobSummary, AVerdictOutranksTheForecastBeforeItAndStaysAfterItClears) {
   EXPECT_NE(Rows(r).find("(then stopped)"), std::string::npos) << Rows(r);
 }
 
+// One worker after another on a GPU: the first's last report leaves the sum
+// once it is gone from the GPU.
+TEST(JobSummary, FrameworkMemoryOfAProcessThatEndedLeavesTheSum) {
+  JobSummary summary({"python", "eval.py"}, kT0);
+  constexpr double kG = 1024.0 * 1024 * 1024;
+  summary.Observe(At(seconds(0)), {42});
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 10 * kG}}, 42u);
+  Snapshot next = At(seconds(1));
+  next.devices[0].processes[0].pid = 43;  // 42 ended, 43 started
+  summary.Observe(next, {43});
+  summary.AddFrameworkMemory(0, "torch", {{"allocated", 8 * kG}}, 43u);
+  const auto j = JobReportToJson(summary.Finish(kT0 + seconds(2), 0, {}, {}))["framework_memory"];
+  EXPECT_EQ(j["0"]["peak"]["allocated"], 10 * kG) << j;
+  EXPECT_EQ(j["0"]["last"]["allocated"], 8 * kG) << j;
+  EXPECT_EQ(j["0"]["processes"], 1) << j;
+}
+
 // A rank that leaked until it ended (its process left the GPU with the
 // verdict standing) did not "stop": the summary says its process ended.
 TEST(JobSummary, ALeakClearedBecauseItsProcessEndedSaysSo) {
@@ -248,7 +265,7 @@ TEST(JobSummary, FrameworkCountersAreNamedOncePlainly) {
 // their sum as of each one's latest report, and its peak that sum's highest.
 TEST(JobSummary, FrameworkMemoryOfProcessesSharingAGpuIsSummed) {
   JobSummary summary({"torchrun", "train.py"}, kT0);
-  summary.Observe(At(seconds(0)), {42});
+  summary.Observe(At(seconds(0)), {101, 102, 103});  // the job's processes
   constexpr double kG = 1024.0 * 1024 * 1024;
   summary.AddFrameworkMemory(0, "torch", {{"allocated", 1.0 * kG}}, 101u);
   summary.AddFrameworkMemory(0, "torch", {{"allocated", 2.0 * kG}}, 102u);
