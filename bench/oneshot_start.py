@@ -4,7 +4,11 @@ BUILD, in one run on the fake NVML, warm (a daemon answering) and cold, with
 a C++ program that only loads libfmt and libstdc++ as the floor of starting a
 process here. Medians of alternating runs, in ms, and each front / full.
 
-    python3 bench/oneshot_start.py BUILD [--runs N]
+    python3 bench/oneshot_start.py BUILD [--runs N] [--before FRONT]
+
+--before times another front binary (e.g. `gpuwatch` built at an earlier
+commit) in the same alternation, beside a C program that only prints (the
+floor of starting a process that loads libc alone).
 
 BUILD holds gpuwatch, gpuwatch-full and lib/libnvidia-ml-fake.so (a release
 build: cmake --preset release). The fake GPU is tests/integration/scenarios/
@@ -32,10 +36,21 @@ def floor_program(work):
     return exe
 
 
+def c_floor_program(work):
+    """A C program that prints a line: what starting any process costs here."""
+    src = os.path.join(work, "floor.c")
+    exe = os.path.join(work, "floor_c")
+    with open(src, "w") as f:
+        f.write('#include <stdio.h>\nint main(void) { printf("%d\\n", 1); return 0; }\n')
+    subprocess.run(["gcc", "-O2", src, "-o", exe], check=True)
+    return exe
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
     ap.add_argument("--runs", type=int, default=40)
+    ap.add_argument("--before", help="another front binary, timed in the same runs")
     a = ap.parse_args()
     build = os.path.abspath(a.build)
     front, full = os.path.join(build, "gpuwatch"), os.path.join(build, "gpuwatch-full")
@@ -59,10 +74,14 @@ def main():
             "select, warm": ["select"],
             "--version": ["--version"],
         }
-        cmds = {"floor: a C++ program with libfmt": [floor_program(work)]}
+        floors = {"floor: a C++ program with libfmt": [floor_program(work)],
+                  "floor: a C program": [c_floor_program(work)]}
+        cmds = dict(floors)
         for name, args in rows.items():
             cmds[f"gpuwatch {name}"] = [front, *args]
             cmds[f"gpuwatch-full {name}"] = [full, *args]
+            if a.before:
+                cmds[f"before {name}"] = [os.path.abspath(a.before), *args]
         times = {k: [] for k in cmds}
         for cmd in cmds.values():
             subprocess.run(cmd, env=env, stdout=subprocess.DEVNULL, check=True)
@@ -73,10 +92,15 @@ def main():
                 times[name].append(time.perf_counter() - t0)
         med = {k: 1000 * statistics.median(v) for k, v in times.items()}
         print(f"median of {a.runs} alternating runs (ms); the daemon: gpuwatch-full serve -i 1s")
-        print(f"  {'floor: a C++ program with libfmt':44s} {med['floor: a C++ program with libfmt']:7.2f}")
+        for name in floors:
+            print(f"  {name:44s} {med[name]:7.2f}")
         for name in rows:
             f, g = med[f"gpuwatch {name}"], med[f"gpuwatch-full {name}"]
-            print(f"  {name:28s} gpuwatch {f:7.2f}  gpuwatch-full {g:7.2f}  ratio {f / g:.2f}")
+            line = f"  {name:28s} gpuwatch {f:7.2f}  gpuwatch-full {g:7.2f}  ratio {f / g:.2f}"
+            if a.before:
+                b = med[f"before {name}"]
+                line += f"  before {b:7.2f}  gpuwatch / before {f / b:.2f}"
+            print(line)
     finally:
         daemon.terminate()
         daemon.wait(10)

@@ -48,7 +48,7 @@ def run(cmd, env):
     return elapsed, p.stdout.decode(errors="replace")
 
 
-def one_shots(gw, peers_env, env, runs):
+def one_shots(gw, peers_env, env, runs, before=None):
     """Alternating runs of every one-shot command; medians in ms."""
     q = f"--query-gpu={FIELDS}"
     cmds = {
@@ -69,6 +69,14 @@ def one_shots(gw, peers_env, env, runs):
         cmds["gpuwatch-full query, warm"] = ([full, "query", q, "--format=csv"], runs)
         cmds["gpuwatch-full, warm"] = ([full, "--color=never"], runs)
         cmds["gpuwatch-full --version (process start)"] = ([full, "--version"], runs)
+    # Another front binary (e.g. built at an earlier commit), in the same runs.
+    if before:
+        cmds["before: query, warm"] = ([before, "query", q, "--format=csv"], runs)
+        cmds["before: status, warm"] = ([before, "--color=never"], runs)
+        cmds["before: query --no-daemon (cold)"] = (
+            [before, "query", "--no-daemon", q, "--format=csv"], runs)
+        cmds["before: status --no-daemon (cold)"] = ([before, "--no-daemon", "--color=never"], runs)
+        cmds["before: --version"] = ([before, "--version"], runs)
     if peers_env is not None:
         cmds["nvitop -1"] = ([sys.executable, "-m", "nvitop", "-1"], max(3, runs // 4))
         cmds["gpustat"] = ([sys.executable, "-m", "gpustat", "--no-color"], max(3, runs // 4))
@@ -166,6 +174,7 @@ def main():
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--seconds", type=int, default=120)
     ap.add_argument("--c-loop")
+    ap.add_argument("--front-before", help="another gpuwatch front, timed in the same runs")
     a = ap.parse_args()
     gw = os.path.abspath(a.gpuwatch)
     runtime = tempfile.mkdtemp(prefix="gw-side-")
@@ -184,7 +193,8 @@ def main():
         time.sleep(3)
 
         print(f"== 1, 2. one-shot answers: median of {a.runs} alternating runs (ms)")
-        t = one_shots(gw, peers_env, env, a.runs)
+        before = os.path.abspath(a.front_before) if a.front_before else None
+        t = one_shots(gw, peers_env, env, a.runs, before)
         for name, ms in t.items():
             print(f"  {name:40s} {ms:8.2f}")
         smi_q, smi_t = t["nvidia-smi --query-gpu (28 fields)"], t["nvidia-smi (table)"]
@@ -201,6 +211,13 @@ def main():
                   f"{t['gpuwatch-full query, warm'] / smi_q:.3f}")
             print("    gpuwatch-full warm status / nvidia-smi (before the front)            "
                   f"{t['gpuwatch-full, warm'] / smi_t:.3f}")
+        if before:
+            for what in ("query, warm", "status, warm", "query --no-daemon (cold)",
+                         "status --no-daemon (cold)"):
+                mine = {"query, warm": "gpuwatch query, warm", "status, warm": "gpuwatch, warm",
+                        "query --no-daemon (cold)": "gpuwatch query --no-daemon (cold)",
+                        "status --no-daemon (cold)": "gpuwatch --no-daemon (cold)"}[what]
+                print(f"    {what:28s} gpuwatch / before {t[mine] / t['before: ' + what]:.3f}")
         for name, same, warm, cold in same_outputs(gw, env):
             print(f"  warm {name} output == cold, numbers aside: {same}")
             if not same:

@@ -3,7 +3,7 @@
 # Skips apt entirely when everything is already there.
 set -euo pipefail
 PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang clang-format python3
+  build-essential cmake ninja-build pkg-config clang clang-format lld python3
   libcli11-dev libfmt-dev nlohmann-json3-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libncurses-dev libssl-dev zlib1g-dev
   libcpp-httplib-dev sqlite3 chromium prometheus curl python3-yaml python3-kubernetes

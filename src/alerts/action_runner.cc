@@ -8,6 +8,7 @@
 
 #include "alerts/event_json.h"
 #include "core/mutex.h"
+#include "core/thread_name.h"
 
 namespace gpuwatch::alerts {
 namespace {
@@ -113,6 +114,7 @@ ActionStats ActionRunner::stats() const {
 }
 
 void ActionRunner::Run(std::stop_token stop) {
+  NameThisThread("gw-actions");
   for (;;) {
     Event event;
     std::uint64_t dropped = 0;

@@ -5,11 +5,13 @@
 #include <string>
 
 #include "core/driver_calls.h"
+#include "core/thread_name.h"
 
 namespace gpuwatch::engine {
 
 HangReport::HangReport(std::chrono::milliseconds after) {
   thread_ = std::thread([this, after] {
+    NameThisThread("gw-hang-report");
     std::optional<std::chrono::steady_clock::time_point> reported;  // the call said last
     MutexLock lock(mu_);
     while (!cv_.WaitFor(lock, std::chrono::milliseconds(250),

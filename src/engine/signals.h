@@ -7,6 +7,8 @@
 // a driver call that began before the signal is still in flight
 // (core/driver_calls.h) says so and exits (128 + the signal) without waiting
 // for it. Work that is not a driver call (flushing the history) is never cut.
+// The guard is an alarm, not a thread: the signal starts it, and SIGALRM's
+// handler reads the lock-free table of calls in flight.
 #pragma once
 
 #include <initializer_list>

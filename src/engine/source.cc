@@ -14,6 +14,7 @@
 #include "core/driver_calls.h"
 #include "core/mutex.h"
 #include "core/text_file.h"
+#include "core/thread_name.h"
 #include "host/leases.h"
 
 namespace gpuwatch::engine {
@@ -180,6 +181,7 @@ Result<Source> OpenSourceWaiting(const SourceOptions& args, const OpenWait& wait
   auto opening = std::make_shared<Opening>();
   // Detached: if the driver never answers, the thread stays with it.
   std::thread([opening, copy = SourceOptions(args)] {
+    NameThisThread("gw-open");
     Result<Source> r = OpenSource(copy);
     MutexLock lock(opening->mu);
     opening->result.emplace(std::move(r));

@@ -11,6 +11,7 @@
 #include "analysis/leaks/series_check.h"
 #include "analysis/select/selection.h"
 #include "core/mutex.h"
+#include "core/thread_name.h"
 #include "engine/claim.h"
 #include "engine/pipeline.h"
 #include "engine/source.h"
@@ -89,6 +90,7 @@ class MonitorImpl final : public Monitor {
  private:
   // On its own thread: every snapshot through the pipeline and the windows.
   void Follow(const std::stop_token& stop) {
+    NameThisThread("gw-follower");
     while (!stop.stop_requested()) {
       auto snap = in_order_->Next(std::chrono::milliseconds(100));
       if (!snap) {

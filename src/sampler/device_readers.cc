@@ -3,6 +3,7 @@
 #include <thread>
 
 #include "core/mutex.h"
+#include "core/thread_name.h"
 
 namespace gpuwatch {
 
@@ -35,6 +36,7 @@ namespace {
 
 void ReaderLoop(const std::shared_ptr<Backend>& backend,
                 const std::shared_ptr<DeviceReaders::Shared>& shared, int index) {
+  NameThisThread("gw-read-gpu" + std::to_string(index));
   DeviceReaders::Shared& sh = *shared;
   MutexLock lock(sh.mu);
   auto& slot = sh.slots[static_cast<std::size_t>(index)];

@@ -11,6 +11,7 @@
 
 #include "core/driver_calls.h"
 #include "core/mutex.h"
+#include "core/thread_name.h"
 #include "sampler/device_readers.h"
 
 namespace gpuwatch {
@@ -208,6 +209,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
 }
 
 void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
+  NameThisThread("gw-sampler");
   Working w;
   auto next = Clock::now();
   while (true) {
@@ -253,6 +255,7 @@ void SamplingLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
 }
 
 void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
+  NameThisThread("gw-watchdog");
   const auto limit = HangAfter(st->options);
   const auto tick =
       std::clamp(limit / 4, std::chrono::milliseconds(10), std::chrono::milliseconds(200));

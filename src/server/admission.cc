@@ -14,6 +14,7 @@
 #include <cstddef>
 
 #include "core/mutex.h"
+#include "core/thread_name.h"
 #include "server/tcp_bytes.h"
 
 namespace gpuwatch::server {
@@ -89,7 +90,10 @@ void ObserveAccepts(bool on) { t_observe_accepts = on; }
 
 Admission::Admission(AdmissionOptions options) : options_(std::move(options)) {
   wake_fd_ = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  shedder_ = std::thread([this] { Shed(); });
+  shedder_ = std::thread([this] {
+    NameThisThread("gw-shedder");
+    Shed();
+  });
 }
 
 Admission::~Admission() {
@@ -110,7 +114,10 @@ void Admission::enqueue(std::function<void()> fn) {
       ended = TakeEnded();
       if (!stopping_ && static_cast<std::size_t>(idle_) < queue_.size() &&
           workers_.size() < static_cast<std::size_t>(options_.workers)) {
-        workers_.emplace_back([this] { Work(); });
+        workers_.emplace_back([this] {
+          NameThisThread("gw-http-worker");
+          Work();
+        });
       }
       cv_.NotifyOne();
       admitted = true;

@@ -13,6 +13,7 @@
 #include <set>
 
 #include "core/driver_calls.h"
+#include "core/thread_name.h"
 #include "server/admission.h"
 #include "server/basic_auth.h"
 #include "server/host_names.h"
@@ -553,6 +554,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   // thread exists, so nothing else uses the socket yet.
   if (impl.listen_fd >= 0) ::listen(impl.listen_fd, kListenBacklog);
   s->thread_ = std::thread([self] {
+    NameThisThread("gw-http");
     ObserveAccepts(true);
     self->server->listen_after_bind();
   });

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/mutex.h"
+#include "core/thread_name.h"
 #include "store/batch_writer.h"
 #include "store/rollup.h"
 #include "store/schema.h"
@@ -101,6 +102,7 @@ void HistoryWriter::ApplySizeCap() {
 }
 
 void HistoryWriter::Run(std::stop_token stop) {
+  NameThisThread("gw-history");
   bool maintenance_pending = true;  // catch up on what an earlier run left
   for (;;) {
     Batch batch;

@@ -11,6 +11,8 @@
 #include <cstring>
 #include <filesystem>
 
+#include "core/thread_name.h"
+
 namespace gpuwatch {
 namespace {
 
@@ -53,6 +55,7 @@ AnswerSocket::~AnswerSocket() {
 }
 
 void AnswerSocket::Serve(std::stop_token stop) {
+  NameThisThread("gw-answers");
   while (!stop.stop_requested()) {
     pollfd fds[2] = {{listen_fd_, POLLIN, 0}, {wake_.fd(), POLLIN, 0}};
     // Without a wake pipe the stop request is seen within a second.

@@ -17,6 +17,7 @@
 
 #include "core/mutex.h"
 #include "core/printable.h"
+#include "core/thread_name.h"
 #include "transport/unix_socket.h"
 
 namespace gpuwatch {
@@ -137,6 +138,7 @@ std::uint64_t JobSocket::closed_idle() const {
 }
 
 void JobSocket::Serve(std::stop_token stop) {
+  NameThisThread("gw-job-socket");
   using Clock = std::chrono::steady_clock;
   struct Client {
     std::string buffer;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/mutex.h"
+#include "core/thread_name.h"
 
 namespace gpuwatch {
 namespace {
@@ -100,6 +101,7 @@ std::uint64_t LineFile::failed_writes() const {
 }
 
 void LineFile::Run(std::stop_token stop) {
+  NameThisThread("gw-writer");
   std::vector<std::string> batch;
   while (true) {
     {

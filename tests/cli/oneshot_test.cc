@@ -155,15 +155,19 @@ std::string Needed(const std::string& binary) {
   return out;
 }
 
-TEST(OneShotFront, LoadsNoneOfTheOtherCommandsLibraries) {
+TEST(OneShotFront, LoadsNoneOfTheOtherCommandsLibrariesNorTheCxxRuntime) {
   const std::string front = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch");
   const std::string full = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-full");
   ASSERT_NE(front.find("libc.so"), std::string::npos) << "readelf -d found nothing: " << front;
   // What the check looks for is there in gpuwatch-full.
   EXPECT_NE(full.find("libsqlite3"), std::string::npos) << full;
   EXPECT_NE(full.find("libyaml-cpp"), std::string::npos) << full;
-  for (const char* lib : {"libcpp-httplib", "libssl", "libcrypto", "libsqlite3", "libyaml-cpp",
-                          "libncurses", "libtinfo", "libbrotli", "libz."}) {
+  EXPECT_NE(full.find("libstdc++"), std::string::npos) << full;
+  EXPECT_NE(full.find("libfmt"), std::string::npos) << full;
+  // Nor the C++ runtime and {fmt}: linked in (src/cli/CMakeLists.txt).
+  for (const char* lib :
+       {"libcpp-httplib", "libssl", "libcrypto", "libsqlite3", "libyaml-cpp", "libncurses",
+        "libtinfo", "libbrotli", "libz.", "libstdc++", "libfmt", "libgcc_s"}) {
     EXPECT_EQ(front.find(lib), std::string::npos) << lib << " in\n" << front;
   }
 }

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -51,6 +52,40 @@ TEST_F(Serve, WithoutADriverItServesAndSaysWhy) {
   EXPECT_EQ(metrics->status, 200);
   EXPECT_NE(metrics->body.find("gpuwatch_exporter_scrapes_total"), std::string::npos);
   EXPECT_EQ(metrics->body.find("gpuwatch_memory_used_bytes"), std::string::npos);
+  kill(pid_, SIGTERM);
+  EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
+}
+
+// Each thread is named (core/thread_name.h), and an idle daemon on one GPU
+// runs seven: main, the sampler, its watchdog, the GPU's reader, the HTTP
+// listener, the shedder and the answer socket (docs/architecture.md,
+// "Threads"). No HTTP request is made, so no worker is started; the exit
+// guard is an alarm, not a thread.
+TEST_F(Serve, AnIdleDaemonOnOneGpuRunsSevenNamedThreads) {
+  Start({"serve", "--listen", "127.0.0.1:0", "-i", "200ms"},
+        {std::string("GPUWATCH_NVML_LIBRARY=") + GPUWATCH_BINARY_DIR + "/lib/libnvidia-ml-fake.so",
+         std::string("GPUWATCH_FAKE_SCENARIO=") + GPUWATCH_SOURCE_DIR +
+             "/tests/integration/scenarios/host-b.yaml"});
+  ASSERT_GT(Port(), 0) << Slurp(dir_ / "log");
+  ASSERT_TRUE(WaitForLog("answer from this daemon's samples")) << Slurp(dir_ / "log");
+  std::multiset<std::string> names;
+  // The GPUs' opener ends once they are open: wait for it to go.
+  for (int i = 0; i < 100; ++i) {
+    names.clear();
+    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
+      std::string name = Slurp(task.path() / "comm");
+      if (!name.empty() && name.back() == '\n') name.pop_back();
+      names.insert(name);
+    }
+    if (!names.contains("gw-open")) break;
+    std::this_thread::sleep_for(50ms);
+  }
+  const std::multiset<std::string> expected = {"gpuwatch-full", "gw-sampler", "gw-watchdog",
+                                               "gw-read-gpu0",  "gw-http",    "gw-shedder",
+                                               "gw-answers"};
+  std::string seen;
+  for (const auto& n : names) seen += n + " ";
+  EXPECT_EQ(names, expected) << seen;
   kill(pid_, SIGTERM);
   EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
 }

@@ -19,13 +19,24 @@ GW=$PWD/.devtree/bin/gpuwatch
 export PATH=$PWD/.devtree/bin:$PATH  # wrk
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
 echo "== the libraries each executable loads (ldd)"
-for b in "$GW" "$(dirname "$GW")/gpuwatch-full"; do echo "$b: $(ldd "$b" | awk '{print $1}' | tr '\n' ' ')"; done
+for b in "$GW" "$(dirname "$GW")/gpuwatch-full" .devtree/bin/gpuwatch-before; do
+  [ -x "$b" ] || continue echo "$b: $(ldd "$b" | awk '{print $1}' | tr '\n' ' ')"; done
 python3 tests/gpu/train_loop.py --seconds 420 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
 sleep 15
+# .devtree/bin/gpuwatch-before, when there: the front of an earlier commit, timed alongside.
+BEFORE=()
+[ -x .devtree/bin/gpuwatch-before ] && BEFORE=(--front-before .devtree/bin/gpuwatch-before)
 python3 bench/side_by_side.py "$GW" --peers .peers --runs 20 --seconds 120 \
-  --c-loop .devtree/bin/bench/nvml_c_loop 2>&1 | tee "$OUT/side_by_side.txt"
+  --c-loop .devtree/bin/bench/nvml_c_loop "${BEFORE[@]}" 2>&1 | tee "$OUT/side_by_side.txt"
 {
+  echo "== the threads of an idle daemon (names from /proc/PID/task/*/comm)"
+  rt=$(mktemp -d)
+  GPUWATCH_RUNTIME_DIR=$rt "$GW" serve -i 1s --listen 127.0.0.1:0 >/dev/null 2>&1 &
+  SERVE=$!
+  sleep 8
+  for t in /proc/$SERVE/task/*; do echo "  $(cat "$t/comm")"; done
+  kill $SERVE; wait $SERVE 2>/dev/null
   echo "== cold status variants: median of 15 alternating runs (ms)"
   python3 - "$GW" <<'PY'
 import statistics, subprocess, sys, time

@@ -105,12 +105,12 @@ nvmlReturn_t ReadProcessList(const NvmlLibrary& lib, nvmlDevice_t device, std::s
 void ReadProcessUtilization(const NvmlLibrary& lib, nvmlDevice_t device,
                             unsigned long long& last_seen_us, std::chrono::seconds window,
                             std::vector<ProcessSample>& processes) {
-  using F = FieldId;
-  const F ids[4] = {F::kProcessSmUtilizationRatio, F::kProcessMemoryUtilizationRatio,
-                    F::kProcessEncoderUtilizationRatio, F::kProcessDecoderUtilizationRatio};
+  const FieldId ids[4] = {
+      FieldId::kProcessSmUtilizationRatio, FieldId::kProcessMemoryUtilizationRatio,
+      FieldId::kProcessEncoderUtilizationRatio, FieldId::kProcessDecoderUtilizationRatio};
   auto mark_all = [&](const Reading& r) {
     for (auto& p : processes) {
-      for (F id : ids) p.fields[id] = r;
+      for (FieldId id : ids) p.fields[id] = r;
     }
   };
   auto fn = lib.api().nvmlDeviceGetProcessUtilization;
