@@ -84,6 +84,9 @@ struct Admission::Connection {
   // another object's mutex).
   std::atomic<bool> cut{false};
   std::atomic<bool> disconnected{false};
+  bool plain_http = true;  // TCP_INFO's byte count is the request's (not TLS records)
+  // Read beyond a request (pipelined): answered with Connection: close, then ended.
+  std::atomic<bool> close_after{false};
 };
 
 void ObserveAccepts(bool on) { t_observe_accepts = on; }
@@ -156,12 +159,32 @@ void Admission::shutdown() {
   if (shedder_.joinable()) shedder_.join();
 }
 
-void Admission::RequestArrived() {
-  if (t_connection != nullptr) t_connection->handling = true;
+bool Admission::RequestArrived(std::uint64_t head_bytes) {
+  Connection* c = t_connection;
+  if (c == nullptr) return false;
+  c->handling = true;
+  if (!c->plain_http || c->fd < 0) return false;
+  const std::uint64_t read = TcpBytesRead(c->fd), from = c->request_from;
+  // More read than this request: the next one(s) sit in cpp-httplib's
+  // buffer, which is dropped once this request is answered.
+  if (read > from && read - from > head_bytes) c->close_after = true;
+  return c->close_after;
+}
+
+void Admission::CloseAfterResponse() {
+  if (t_connection != nullptr) t_connection->close_after = true;
 }
 
 void Admission::ResponseSent() {
   if (t_connection == nullptr) return;
+  if (t_connection->close_after && t_connection->fd >= 0) {
+    // The answer is written: FIN after it, so the client sees the end at
+    // once. Reading goes on (a client still sending a refused body must get
+    // the answer, not a reset that would discard it): whatever cpp-httplib
+    // reads next can never be answered, and it ends at the failed write or
+    // the client's close.
+    ::shutdown(t_connection->fd, SHUT_WR);
+  }
   t_connection->request_from = TcpBytesRead(t_connection->fd);
   t_connection->since_ns = NowNs();
   t_connection->handling = false;
@@ -198,6 +221,7 @@ void Admission::Work() {
     Connection conn;
     conn.fd = job.fd >= 0 ? fcntl(job.fd, F_DUPFD_CLOEXEC, 0) : -1;
     conn.since_ns = NowNs();
+    conn.plain_http = options_.plain_http;
     bool first_live = false;
     {
       MutexLock lock(mu_);

@@ -76,7 +76,22 @@ class Admission final : public httplib::TaskQueue {
   // Called on the worker serving a connection: the request is read (no
   // deadline while it is handled, streams included), and the response is
   // sent (the next request's deadline starts).
-  static void RequestArrived();
+  //
+  // Keep-alive and pipelining: cpp-httplib 0.11 reads each request of a
+  // connection through a buffer of its own and drops what it read beyond the
+  // request, so requests pipelined into one write would be lost (and their
+  // client would wait for answers that never come). `head_bytes` is the size
+  // of the request head as sent (HttpServer reckons it from the parsed
+  // request); when more than that was read from the socket for this request
+  // (TCP_INFO, plain HTTP only), RequestArrived returns true: the response
+  // must say "Connection: close", and ResponseSent then ends the connection
+  // (FIN; nothing read after it is ever answered), so a pipelining client
+  // retries the rest on a new one, as HTTP/1.1 lets it. Clients that wait
+  // for each answer keep their connection.
+  static bool RequestArrived(std::uint64_t head_bytes);
+  // The connection ends once the response to this request is sent (a
+  // refused request: what follows its head is not read as a request).
+  static void CloseAfterResponse();
   static void ResponseSent();
 
   struct Connection;

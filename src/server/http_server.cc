@@ -113,6 +113,34 @@ Result<std::optional<std::uint64_t>> LastEventId(const httplib::Request& req) {
 }
 
 constexpr std::size_t kMaxHeaders = 100;
+// An answer that ends its connection: the request's Connection header (the
+// object is cpp-httplib's own, not const, as for the ranges below) makes the
+// answer say close, and Admission ends the connection once it is sent.
+void CloseAfterAnswer(const httplib::Request& req) {
+  auto& headers = const_cast<httplib::Request&>(req).headers;
+  headers.erase("Connection");
+  headers.emplace("Connection", "close");
+  Admission::CloseAfterResponse();
+}
+
+// Requests one connection may carry before the server closes it.
+constexpr std::size_t kKeepAliveRequests = 100;
+
+// The size of a request head as its client sent it: the request line, each
+// header as "Name: value", the blank line. cpp-httplib adds the peer's and
+// its own address as headers of its own (REMOTE_ADDR, ...): not counted. A
+// client that wrote more (several spaces after a colon) looks as if it had
+// pipelined, and its connection closes after the answer: never the reverse.
+std::uint64_t RequestHeadBytes(const httplib::Request& req) {
+  std::uint64_t n = req.method.size() + 1 + req.target.size() + 1 + req.version.size() + 2 + 2;
+  for (const auto& [name, value] : req.headers) {
+    if (name == "REMOTE_ADDR" || name == "REMOTE_PORT" || name == "LOCAL_ADDR" ||
+        name == "LOCAL_PORT")
+      continue;
+    n += name.size() + 2 + value.size() + 2;
+  }
+  return n;
+}
 // Before a first snapshot, a driver call in flight this long is hung (after
 // it, the sampler says so of each GPU, and of the whole snapshot).
 constexpr auto kHungAfter = std::chrono::seconds(5);
@@ -261,11 +289,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
       [](const httplib::Request&, const httplib::Response&) { Admission::ResponseSent(); });
   srv.set_read_timeout(options.read_timeout);
   srv.set_write_timeout(options.write_timeout);
-  // One request a connection: cpp-httplib 0.11 reads a connection through a
-  // fresh buffer for every request, so requests pipelined into one write were
-  // lost after the first (and the client stalled 5 s). Closing after each
-  // answer (gracefully: see admission.h) tells such a client to retry the rest.
-  srv.set_keep_alive_max_count(1);
+  // Keep-alive on plain HTTP: a scraper asking again skips the connection's
+  // setup and teardown (most of a scrape's cost). cpp-httplib 0.11 reads a
+  // connection through a fresh buffer for every request, so requests
+  // pipelined into one write would be lost after the first: Admission sees
+  // that more was read than the request (RequestArrived) and the answer
+  // closes the connection, which tells such a client to retry the rest. With
+  // TLS that count is of records, not requests: one request a connection.
+  srv.set_keep_alive_max_count(options.web.tls() ? 1 : kKeepAliveRequests);
   srv.set_payload_max_length(1024);  // nothing here takes a body
   // SO_REUSEADDR only: cpp-httplib's default also sets SO_REUSEPORT, which
   // would let a second daemon share the port silently.
@@ -280,12 +311,16 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
   // bounded header count, no bodies, no ranges, then basic auth on
   // everything but the probes.
   srv.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-    Admission::RequestArrived();
+    // Read past this request (pipelined): it is answered, then the connection ends.
+    if (Admission::RequestArrived(RequestHeadBytes(req))) CloseAfterAnswer(req);
+    // Each refusal below ends its connection too: what the client sent after
+    // the head (a body not read, say) must not be read as the next request.
     if (!HostAllowed(self->hosts, req.get_header_value("Host"))) {
       SendError(res, 421,
                 fmt::format("Host \"{}\" is not a name of this server (serve --allow-host adds "
                             "one)",
                             req.get_header_value("Host")));
+      CloseAfterAnswer(req);
       return httplib::Server::HandlerResponse::Handled;
     }
     // Nothing over HTTP changes anything: every other method is refused
@@ -293,6 +328,7 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     if (req.method != "GET" && req.method != "HEAD") {
       res.set_header("Allow", "GET, HEAD");
       SendError(res, 405, "gpuwatch serve is read-only: only GET and HEAD");
+      CloseAfterAnswer(req);
       return httplib::Server::HandlerResponse::Handled;
     }
     // No route serves ranges: the whole body, always (1000 ranges of the
@@ -301,12 +337,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
     const_cast<httplib::Request&>(req).ranges.clear();
     if (req.headers.size() > kMaxHeaders) {
       SendError(res, 431, fmt::format("more than {} header fields", kMaxHeaders));
+      CloseAfterAnswer(req);
       return httplib::Server::HandlerResponse::Handled;
     }
     // No route takes a body: refused before it is read (chunked too).
     if (req.has_header("Transfer-Encoding") ||
         (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0")) {
       SendError(res, 413, "gpuwatch serve takes no request body");
+      CloseAfterAnswer(req);
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.path == "/healthz" || req.path == "/readyz")
@@ -317,12 +355,14 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const HttpOptions& options
       case Authenticator::Verdict::kBusy:
         res.set_header("Retry-After", "1");
         SendError(res, 503, "too many password checks at once; try again shortly");
+        CloseAfterAnswer(req);
         return httplib::Server::HandlerResponse::Handled;
       case Authenticator::Verdict::kDenied:
         break;
     }
     res.set_header("WWW-Authenticate", "Basic realm=\"gpuwatch\", charset=\"UTF-8\"");
     SendError(res, 401, "authentication required");
+    CloseAfterAnswer(req);
     return httplib::Server::HandlerResponse::Handled;
   });
   srv.Get("/metrics", [self](const httplib::Request& req, httplib::Response& res) {

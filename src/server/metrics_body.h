@@ -40,14 +40,18 @@ MetricsHead RenderHead(std::uint64_t version, std::string text);
 class MetricsHeads {
  public:
   // The head of publication `version` in `format`: rendered by `render` (the
-  // published part's text) when it is not held, once however many scrapes
-  // ask at the same time.
+  // published part's text) when it is not held, by one scrape however many
+  // ask at the same time; while it renders, the others get the head held
+  // (the publication before: no scrape waits on another's render but the
+  // very first ones).
   std::shared_ptr<const MetricsHead> Get(std::uint64_t version, MetricsFormat format,
                                          const std::function<std::string()>& render);
 
  private:
   Mutex mu_;
+  CondVar rendered_;
   std::shared_ptr<const MetricsHead> held_[2] GUARDED_BY(mu_);
+  bool rendering_[2] GUARDED_BY(mu_) = {false, false};
 };
 
 }  // namespace gpuwatch::server

@@ -1,7 +1,8 @@
 // libFuzzer target: the daemon's request handling, from raw bytes. Each input
 // goes to the real HTTP server (the one `gpuwatch serve` runs: admission,
 // Host check, auth, routes) over a loopback TCP connection; the answer is
-// read until the server closes (one request a connection). An input without
+// read until the server closes, or until one whole answer came (it keeps a
+// connection open for the next request). An input without
 // a whole request head is half-closed after it, so the server sees its end
 // at once (cpp-httplib 0.11 writes no answer to a half-closed client, so a
 // whole request is not half-closed). The first byte picks the plain
@@ -67,7 +68,20 @@ struct Servers {
   }
 };
 
-// Sends `bytes`, half-closes, and returns what came back (up to 1 MiB).
+// Whether `out` starts with one whole response: its head, then Content-Length
+// bytes of body.
+bool WholeResponse(const std::string& out) {
+  const auto end = out.find("\r\n\r\n");
+  if (end == std::string::npos) return false;
+  const auto at = out.find("\r\nContent-Length: ");
+  if (at == std::string::npos || at > end) return false;
+  const std::size_t length = std::strtoul(out.c_str() + at + 18, nullptr, 10);
+  return out.size() >= end + 4 + length;
+}
+
+// Sends `bytes`, half-closes if that is not a whole request head, and returns
+// what came back (up to 1 MiB) until the server closes or one whole answer
+// came.
 std::string Exchange(int port, const std::string& bytes) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in a{};
@@ -92,6 +106,8 @@ std::string Exchange(int port, const std::string& bytes) {
     if (out.size() < (1u << 20)) out.append(buf, static_cast<std::size_t>(n));
     // A live stream never ends by itself: its first answer is enough.
     if (out.find("text/event-stream") != std::string::npos) break;
+    // A whole answer on a connection the server keeps open (keep-alive).
+    if (WholeResponse(out)) break;
   }
   close(fd);
   return out;

@@ -82,10 +82,12 @@ class Daemon:
 
 
 def http(port, path, headers=None, timeout=10):
-    """One GET on a fresh connection: (status, body, seconds)."""
+    """One GET on a fresh connection, read until the server closes it (the
+    request says Connection: close; the server keeps a connection open
+    otherwise): (status, body, seconds)."""
     t0 = time.monotonic()
     s = socket.create_connection(("127.0.0.1", port), timeout=timeout)
-    h = {"Host": "127.0.0.1"}
+    h = {"Host": "127.0.0.1", "Connection": "close"}
     h.update(headers or {})
     req = f"GET {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in h.items()) + "\r\n"
     s.sendall(req.encode())
@@ -241,7 +243,8 @@ def run_http_attacks(d):
 
         def one(_):
             s = socket.create_connection(("127.0.0.1", port), timeout=20)
-            s.sendall(f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {header}\r\n\r\n".encode())
+            s.sendall(f"GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nRange: {header}\r\n"
+                      "Connection: close\r\n\r\n".encode())
             time.sleep(3)  # not reading
             data = b""
             while True:

@@ -9,6 +9,9 @@
 #include <httplib.h>
 #include <zlib.h>
 
+#include <future>
+#include <thread>
+
 #include "../backends/fake_env.h"
 #include "sampler/collect.h"
 #include "server/http_server.h"
@@ -91,10 +94,53 @@ TEST(MetricsBody, AHeadIsRenderedOncePerPublicationAndFormat) {
   EXPECT_EQ(renders, 2) << "each format has its own head";
   EXPECT_EQ(heads.Get(2, MetricsFormat::kPrometheus, render("two"))->text, "two");
   EXPECT_EQ(renders, 3);
-  // A scrape that still holds publication 1 gets its own head; 2 stays held.
-  EXPECT_EQ(heads.Get(1, MetricsFormat::kPrometheus, render("late one"))->text, "late one");
+  // A scrape that still holds publication 1 gets the newer head held: no render.
+  EXPECT_EQ(heads.Get(1, MetricsFormat::kPrometheus, render("late one"))->text, "two");
   EXPECT_EQ(heads.Get(2, MetricsFormat::kPrometheus, render("not again"))->text, "two");
-  EXPECT_EQ(renders, 4);
+  EXPECT_EQ(renders, 3);
+}
+
+TEST(MetricsBody, WhileOneScrapeRendersANewHeadTheOthersGetTheOneHeldAtOnce) {
+  MetricsHeads heads;
+  heads.Get(1, MetricsFormat::kPrometheus, [] { return std::string("one"); });
+  std::promise<void> rendering, finish;
+  std::thread slow([&] {
+    const auto head = heads.Get(2, MetricsFormat::kPrometheus, [&] {
+      rendering.set_value();
+      finish.get_future().wait();
+      return std::string("two");
+    });
+    EXPECT_EQ(head->text, "two");
+  });
+  rendering.get_future().wait();
+  int others = 0;
+  // Publication 2 is being rendered: the scrapes meanwhile get 1, none renders.
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(heads
+                  .Get(2, MetricsFormat::kPrometheus,
+                       [&] {
+                         ++others;
+                         return std::string("rendered twice");
+                       })
+                  ->text,
+              "one");
+  }
+  finish.set_value();
+  slow.join();
+  EXPECT_EQ(others, 0);
+  EXPECT_EQ(heads.Get(2, MetricsFormat::kPrometheus, [] { return std::string("again"); })->text,
+            "two");
+}
+
+TEST(MetricsBody, EveryScrapeOnOneThreadGetsAWholeMemberFromTheReusedDeflater) {
+  const MetricsHead head = RenderHead(1, Lines(500, "gpuwatch_memory_used_bytes"));
+  for (int i = 0; i < 50; ++i) {
+    const std::string tail = Lines(i * 7, "gpuwatch_exporter_scrapes_total");
+    EXPECT_EQ(Gunzip(head.gzip_start + GzipEnd(head, tail)), head.text + tail) << i;
+  }
+  // A tail larger than the deflater's window still round-trips.
+  const std::string big = Lines(5000, "gpuwatch_lease_info");
+  EXPECT_EQ(Gunzip(head.gzip_start + GzipEnd(head, big)), head.text + big);
 }
 
 class MetricsOverHttp : public ::testing::Test {
