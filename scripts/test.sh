@@ -50,8 +50,11 @@ fi
 # run under the sanitizers; they are half of what the sanitized suite costs);
 # and what checks files rather than memory: every output quoted in the docs
 # (3 min under GCC), the deploy files, the web bundle's packaging and the
-# shell completions, whose commands the other tests run under the sanitizers.
-gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*|docs_outputs|deploy_files_test|web_bundle_without_node|completion_shells_test)$'
+# shell completions, whose commands the other tests run under the sanitizers;
+# and the two dashboard sessions in Chromium (each runs alone, 1.5 min under
+# ASan: the page is the same JavaScript in both builds, and the server's
+# routes and stream they use run under the sanitizers in server_test).
+gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*|docs_outputs|deploy_files_test|web_bundle_without_node|completion_shells_test|dashboard_browser_(demo|fleet))$'
 
 step "clang build (warnings as errors) under ASan+UBSan, and tests"
 cmake --preset asan >/dev/null

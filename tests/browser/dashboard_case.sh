@@ -17,7 +17,7 @@ wait_for "http://127.0.0.1:$port/readyz" || true
 # The demo fleet's hot GPU fires its alert after its rule's 30 s: wait for it
 # (bounded), so the dashboard has an alert to show.
 for _ in $(seq 1 90); do
-  curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep -q '"rule":"gpu_temperature_high"' && break
+  curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep '"rule":"gpu_temperature_high"' >/dev/null && break
   sleep 1
 done
 node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-demo --expect-mig --seconds 10 \

@@ -47,7 +47,7 @@ for step in range(600):
 PY
 job=$!
 for _ in $(seq 1 60); do
-  curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep -q '"framework":"torch"' && break
+  curl -sf "http://127.0.0.1:$port/api/v1/snapshot" | grep '"framework":"torch"' >/dev/null && break
   sleep 0.5
 done
 node "$here/check_dashboard.mjs" "http://127.0.0.1:$port/" --expect-framework --expect-stale 7 --seconds 10 \

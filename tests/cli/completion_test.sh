@@ -22,10 +22,10 @@ ok() { passed=$((passed + 1)); echo "ok - $1"; }
 not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
 # check NAME EXPECTED-WORD OUTPUT: OUTPUT (words or lines) has EXPECTED-WORD.
 check() {
-  if printf '%s\n' $3 | grep -qxF -- "$2"; then ok "$1"; else not_ok "$1 (got: $(echo $3 | head -c 300))"; fi
+  if printf '%s\n' $3 | grep -xF -- "$2" >/dev/null; then ok "$1"; else not_ok "$1 (got: $(echo $3 | head -c 300))"; fi
 }
 check_not() {
-  if printf '%s\n' $3 | grep -qxF -- "$2"; then not_ok "$1 (got: $3)"; else ok "$1"; fi
+  if printf '%s\n' $3 | grep -xF -- "$2" >/dev/null; then not_ok "$1 (got: $3)"; else ok "$1"; fi
 }
 for tool in bash zsh fish groff man; do
   command -v "$tool" >/dev/null || not_ok "$tool is installed (scripts/install-deps.sh)"

@@ -46,14 +46,14 @@ else
   sed 's/^/#   /' "$work/err" | tail -10
 fi
 text=$(cd / && "$prefix/bin/gpuwatch" --demo 2>&1)
-if echo "$text" | grep -q "DEMO"; then ok "its status says DEMO"; else
+if grep -q "DEMO" <<<"$text"; then ok "its status says DEMO"; else
   not_ok "its status says DEMO"
   echo "$text" | head -5 | sed 's/^/#   /'
 fi
 # Without its fake NVML the demo says where it looked, naming the prefix.
 mv "$prefix/lib/gpuwatch" "$prefix/lib/gone"
 err=$(cd / && "$prefix/bin/gpuwatch" --demo 2>&1 >/dev/null)
-if echo "$err" | grep -q "libnvidia-ml-fake.so) is neither in .* nor in $prefix/lib/gpuwatch"; then
+if grep -q "libnvidia-ml-fake.so) is neither in .* nor in $prefix/lib/gpuwatch" <<<"$err"; then
   ok "a missing fake NVML is named with the places looked in"
 else
   not_ok "a missing fake NVML is named with the places looked in"
