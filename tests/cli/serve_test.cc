@@ -68,21 +68,23 @@ TEST_F(Serve, AnIdleDaemonOnOneGpuRunsSevenNamedThreads) {
              "/tests/integration/scenarios/host-b.yaml"});
   ASSERT_GT(Port(), 0) << Slurp(dir_ / "log");
   ASSERT_TRUE(WaitForLog("answer from this daemon's samples")) << Slurp(dir_ / "log");
+  const std::multiset<std::string> expected = {"gpuwatch-full", "gw-sampler", "gw-watchdog",
+                                               "gw-read-gpu0",  "gw-http",    "gw-shedder",
+                                               "gw-answers"};
+  // The answer socket is offered before the GPUs are opened (on gw-open, a
+  // thread that ends once they are) and before the sampler starts: wait for
+  // the daemon to settle (10 s at most), then compare.
   std::multiset<std::string> names;
-  // The GPUs' opener ends once they are open: wait for it to go.
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 200; ++i) {
     names.clear();
     for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
       std::string name = Slurp(task.path() / "comm");
       if (!name.empty() && name.back() == '\n') name.pop_back();
       names.insert(name);
     }
-    if (!names.contains("gw-open")) break;
+    if (names == expected) break;
     std::this_thread::sleep_for(50ms);
   }
-  const std::multiset<std::string> expected = {"gpuwatch-full", "gw-sampler", "gw-watchdog",
-                                               "gw-read-gpu0",  "gw-http",    "gw-shedder",
-                                               "gw-answers"};
   std::string seen;
   for (const auto& n : names) seen += n + " ";
   EXPECT_EQ(names, expected) << seen;
