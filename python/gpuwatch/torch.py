@@ -27,8 +27,13 @@ STATS_KEYS = {
     "allocated": "allocated_bytes.all.current", "peak_allocated": "allocated_bytes.all.peak",
     "reserved": "reserved_bytes.all.current", "peak_reserved": "reserved_bytes.all.peak",
     "active": "active_bytes.all.current", "peak_active": "active_bytes.all.peak",
+    "inactive_split": "inactive_split_bytes.all.current",
+    "peak_inactive_split": "inactive_split_bytes.all.peak",
     "num_ooms": "num_ooms", "num_alloc_retries": "num_alloc_retries"}
-SOCKET_KEYS = ("allocated", "reserved", "active", "peak_allocated")
+# peak_reserved and peak_inactive_split let `gpuwatch sweep` tell the cache the allocator frees
+# when short of memory (reserved - allocated - inactive split) from what a batch needs.
+SOCKET_KEYS = ("allocated", "reserved", "active", "peak_allocated", "peak_reserved",
+               "peak_inactive_split")
 # The fields of a Collector's windows written to the writer (all of them would be thousands).
 COLLECTOR_FIELDS = ("memory_used_bytes", "utilization_gpu_ratio", "power_draw_watts",
                     "temperature_gpu_celsius")

@@ -40,11 +40,12 @@ def test_memory_stats_keeps_the_known_counters_and_skips_what_a_version_lacks():
     full = {"allocated_bytes.all.current": 3 * GiB, "allocated_bytes.all.peak": 5 * GiB,
             "reserved_bytes.all.current": 4 * GiB, "reserved_bytes.all.peak": 6 * GiB,
             "active_bytes.all.current": 3 * GiB + 1, "active_bytes.all.peak": 5 * GiB + 1,
+            "inactive_split_bytes.all.current": 2, "inactive_split_bytes.all.peak": GiB,
             "num_ooms": 1, "num_alloc_retries": 2, "allocation.all.current": 7}
     assert gwt.parse_memory_stats(full) == {
         "allocated": 3 * GiB, "peak_allocated": 5 * GiB, "reserved": 4 * GiB,
         "peak_reserved": 6 * GiB, "active": 3 * GiB + 1, "peak_active": 5 * GiB + 1,
-        "num_ooms": 1, "num_alloc_retries": 2}
+        "inactive_split": 2, "peak_inactive_split": GiB, "num_ooms": 1, "num_alloc_retries": 2}
     old = {"allocated_bytes.all.current": 10, "reserved_bytes.all.current": 20}
     assert gwt.parse_memory_stats(old) == {"allocated": 10, "reserved": 20}
     assert gwt.parse_memory_stats({}) == {}, "torch answers {} before CUDA's first use"
@@ -154,6 +155,19 @@ def test_the_monitor_sends_memory_and_step_marks_over_the_job_socket(job_socket)
     assert [(r["step"], r["allocated"], r["num_ooms"]) for r in monitor.timeline] == [
         (2, 200, 0), (4, 400, 0)]
     assert ("gpuwatch/torch/device0/allocated", 400, 4) in writer.scalars
+
+
+def test_the_monitor_sends_what_gpuwatch_sweep_needs_to_tell_the_cache_from_the_need(
+        job_socket):
+    stats = {"allocated": 10, "reserved": 40, "active": 11, "peak_allocated": 30,
+             "peak_reserved": 50, "peak_inactive_split": 5, "inactive_split": 1,
+             "peak_active": 31, "num_ooms": 0}
+    monitor = gwt.TorchMonitor(every_n_steps=1, devices=[0], stats=lambda d: stats)
+    monitor.step()
+    monitor.close()
+    assert job_socket.wait_for(3)[1] == (
+        "mem framework=torch device=0 allocated=10 reserved=40 active=11 peak_allocated=30 "
+        "peak_reserved=50 peak_inactive_split=5")
 
 
 def test_without_gpuwatch_run_the_timeline_stays_bounded_in_process():

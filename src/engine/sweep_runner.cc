@@ -62,6 +62,8 @@ void Drain(Copy& c) {
           slot = &c.record.framework_allocated_bytes;
         } else if (key == "reserved" || key == "peak_reserved") {
           slot = &c.record.framework_reserved_bytes;
+        } else if (key == "inactive_split" || key == "peak_inactive_split") {
+          slot = &c.record.framework_inactive_split_bytes;
         }
         if (slot != nullptr) *slot = std::max(slot->value_or(0), bytes);
       }

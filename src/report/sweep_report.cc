@@ -50,6 +50,9 @@ Status Run(const json& run, const std::string& at, std::string_view where) {
         std::tuple{"peak_device_memory_bytes", 0.0, false}}) {
     if (Status s = Number(run, at, key, where, min, false, whole); !s.ok()) return s;
   }
+  if (run.contains("needed_memory_bytes")) {  // since the fit of what runs need
+    if (Status s = Number(run, at, "needed_memory_bytes", where, 0, true); !s.ok()) return s;
+  }
   static const std::set<std::string> kResults = {"fits", "oom", "failed"};
   const auto result = run.find("result");
   if (result == run.end() || !result->is_string() || !kResults.count(result->get<std::string>())) {
@@ -66,7 +69,8 @@ Status Run(const json& run, const std::string& at, std::string_view where) {
     const std::string path = fmt::format("{}.per_copy[{}]", at, i);
     if (!c.is_object()) return Bad(where, path, "expected an object, found " + Shown(c));
     for (const char* key :
-         {"framework_allocated_bytes", "framework_reserved_bytes", "throughput_per_s"}) {
+         {"framework_allocated_bytes", "framework_reserved_bytes", "framework_inactive_split_bytes",
+          "needed_memory_bytes", "throughput_per_s"}) {
       if (!c.contains(key)) continue;
       if (Status s = Number(c, path, key, where, 0, true); !s.ok()) return s;
     }

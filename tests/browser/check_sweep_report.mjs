@@ -76,6 +76,9 @@ function expected(data) {
   const framework = fits.filter((r) => r.per_copy[0] && r.per_copy[0].framework_reserved_bytes != null);
   if (framework.length) series.framework = distinct(framework, 'value');
   if (others.length) series.oom = distinct(others, 'value');
+  if (data.fit && data.fit.measure === 'needed') {
+    series.needed = distinct(fits.filter((r) => r.needed_memory_bytes != null), 'value');
+  }
   const marks = {};
   if (data.largest_fitting && data.largest_fitting.value != null) marks.predicted = data.largest_fitting.value;
   if (data.boundary && data.boundary.largest_fit != null) marks['largest-fit'] = data.boundary.largest_fit;

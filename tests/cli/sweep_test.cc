@@ -126,6 +126,30 @@ TEST_F(Sweep, SearchFindsTheBoundaryToOnePercentInFewerTrialsThanDoubling) {
             j["boundary"]["doubling_bisection_trials"].get<int>());
 }
 
+// A job whose caching allocator frees its cache short of memory (10 % of
+// what NVML shows with room to spare): fitting NVML's memory would predict
+// 10 % short of the boundary; the fit of what each run needs lands on it.
+TEST_F(Sweep, TheFitOfWhatRunsNeedPredictsTheBoundaryOfAJobThatFreesItsCache) {
+  const Out r = Run("--search --json -", "--batch {bs} --cache 0.1");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
+  EXPECT_EQ(j["fit"]["measure"], "needed") << j["fit"].dump();
+  // Needed: 0.9 * (2 GiB + 48 MiB * bs).
+  EXPECT_NEAR(j["fit"]["b_bytes_per_value"].get<double>(), 0.9 * 48 * kMiB, 1);
+  EXPECT_NEAR(j["runs"][0]["needed_memory_bytes"].get<double>(), 0.9 * (2 * kGiB + 8 * 48 * kMiB),
+              2);
+  const double free = j["free_memory_bytes"].get<double>();
+  const long boundary = static_cast<long>((free / 0.9 - 2 * kGiB) / (48 * kMiB));
+  ExpectBoundaryToOnePercent(j, boundary);
+  // The first value past the 4 small runs is the prediction, and it fits.
+  ASSERT_GT(j["runs"].size(), 4u);
+  EXPECT_EQ(j["runs"][4]["result"], "fits") << j["runs"][4].dump();
+  EXPECT_GE(j["runs"][4]["value"].get<long>(), boundary - boundary / 100) << j["runs"].dump();
+  EXPECT_EQ(j["largest_fitting"]["value"].get<long>(),
+            static_cast<long>((0.9 * free - 0.9 * 2 * kGiB) / (0.9 * 48 * kMiB)));
+}
+
 TEST_F(Sweep, UntilOomDoublesToTheFirstFailureAndSaysSoFromStderr) {
   const Out r = Run("--values 400 --until-oom --json -");
   ASSERT_EQ(r.code, 0) << r.err;

@@ -20,7 +20,7 @@ export PATH=$PWD/.devtree/bin:$PATH  # wrk
 nvidia-smi --query-gpu=name,driver_version,memory.used,memory.total --format=csv
 echo "== the libraries each executable loads (ldd)"
 for b in "$GW" "$(dirname "$GW")/gpuwatch-full" .devtree/bin/gpuwatch-before; do
-  [ -x "$b" ] || continue echo "$b: $(ldd "$b" | awk '{print $1}' | tr '\n' ' ')"; done
+  [ -x "$b" ] || continue; echo "$b: $(ldd "$b" | awk '{print $1}' | tr '\n' ' ')"; done
 python3 tests/gpu/train_loop.py --seconds 420 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
 sleep 15

@@ -7,7 +7,7 @@ Models are built from code, nothing is downloaded:
   mlp       a small MLP (for --concurrency)
 Runs until killed (gpuwatch ends it after --steps marks) or --max-steps. Under gpuwatch
 (GPUWATCH_SOCKET set) it sends a step mark per step and torch's allocator numbers
-(docs/run.md's protocol); a CUDA out-of-memory error ends it with torch's own message.
+(docs/run.md's protocol; the peaks of reserved and inactive split memory as gpuwatch.torch does); a CUDA out-of-memory error ends it with torch's own message.
 Usage: sweep_models.py MODEL --batch N [--max-steps N]"""
 import argparse
 import os
@@ -99,7 +99,11 @@ def main():
             st = torch.cuda.memory_stats()
             sock.sendall(
                 f"mark step={step}\nmem framework=torch device=0 allocated={st['allocated_bytes.all.current']} "
-                f"reserved={st['reserved_bytes.all.current']} peak_allocated={st['allocated_bytes.all.peak']}\n".encode())
+                f"reserved={st['reserved_bytes.all.current']} peak_allocated={st['allocated_bytes.all.peak']} "
+                f"peak_reserved={st['reserved_bytes.all.peak']} "
+                f"peak_inactive_split={st['inactive_split_bytes.all.peak']} "
+                f"inactive_split={st['inactive_split_bytes.all.current']} "
+                f"peak_active={st['active_bytes.all.peak']}\n".encode())
         if step == 0:
             t0 = time.perf_counter()
     print(f"steps_per_second={(args.max_steps - 1) / (time.perf_counter() - t0):.2f}", flush=True)

@@ -36,16 +36,19 @@ json Optional(const std::optional<long>& v) { return v ? json(*v) : json(nullptr
 json RunJson(const RunRecord& r) {
   json copies = json::array();
   for (const auto& c : r.copy) {
-    copies.push_back({{"pid", c.pid},
-                      {"exit_status", c.exit_status ? json(*c.exit_status) : json(nullptr)},
-                      {"result", VerdictName(c.verdict)},
-                      {"reason", c.reason},
-                      {"peak_process_memory_bytes", c.peak_process_bytes},
-                      {"framework_allocated_bytes", Optional(c.framework_allocated_bytes)},
-                      {"framework_reserved_bytes", Optional(c.framework_reserved_bytes)},
-                      {"steps", c.steps},
-                      {"throughput_per_s", Optional(c.throughput)},
-                      {"output_tail", c.output_tail}});
+    copies.push_back(
+        {{"pid", c.pid},
+         {"exit_status", c.exit_status ? json(*c.exit_status) : json(nullptr)},
+         {"result", VerdictName(c.verdict)},
+         {"reason", c.reason},
+         {"peak_process_memory_bytes", c.peak_process_bytes},
+         {"framework_allocated_bytes", Optional(c.framework_allocated_bytes)},
+         {"framework_reserved_bytes", Optional(c.framework_reserved_bytes)},
+         {"framework_inactive_split_bytes", Optional(c.framework_inactive_split_bytes)},
+         {"needed_memory_bytes", Optional(NeededBytes(c))},
+         {"steps", c.steps},
+         {"throughput_per_s", Optional(c.throughput)},
+         {"output_tail", c.output_tail}});
   }
   return {{"value", r.value},
           {"copies", r.copies},
@@ -53,6 +56,7 @@ json RunJson(const RunRecord& r) {
           {"reason", r.reason},
           {"peak_process_memory_bytes", r.PeakProcessBytes()},
           {"peak_device_memory_bytes", r.peak_device_bytes},
+          {"needed_memory_bytes", Optional(r.PeakNeededBytes())},
           {"total_throughput_per_s", r.TotalThroughput()},
           {"seconds", r.seconds},
           {"per_copy", copies}};
@@ -70,6 +74,11 @@ void RenderCapacity(const SweepResult& s, std::string& out) {
     return;
   }
   out += fmt::format("memory: {}: {}\n", s.fit->verdict, s.fit->evidence);
+  if (s.fit_of_needed) {
+    out +=
+        "memory fitted: NVML's less the cache the framework frees when short "
+        "(reserved - allocated - inactive split)\n";
+  }
   if (!s.capacity) return;
   const Capacity& c = *s.capacity;
   std::string line =
@@ -116,6 +125,26 @@ void RenderBoundary(const SweepResult& s, std::string& out) {
 double RunRecord::PeakProcessBytes() const {
   double peak = 0;
   for (const auto& c : copy) peak = std::max(peak, c.peak_process_bytes);
+  return peak;
+}
+
+std::optional<double> NeededBytes(const CopyRecord& c) {
+  if (!c.framework_allocated_bytes || !c.framework_reserved_bytes ||
+      !c.framework_inactive_split_bytes) {
+    return std::nullopt;
+  }
+  const double releasable = *c.framework_reserved_bytes - *c.framework_allocated_bytes -
+                            *c.framework_inactive_split_bytes;
+  return c.peak_process_bytes - std::clamp(releasable, 0.0, c.peak_process_bytes);
+}
+
+std::optional<double> RunRecord::PeakNeededBytes() const {
+  std::optional<double> peak;
+  for (const auto& c : copy) {
+    const auto needed = NeededBytes(c);
+    if (!needed) return std::nullopt;
+    peak = std::max(peak.value_or(0), *needed);
+  }
   return peak;
 }
 
@@ -229,7 +258,8 @@ json SweepToJson(const SweepResult& s) {
                 {"f_statistic", Optional(s.fit->f_statistic)},
                 {"f_critical", Optional(s.fit->f_critical)},
                 {"residual_bytes", Optional(s.fit->residual_bytes)},
-                {"evidence", s.fit->evidence}};
+                {"evidence", s.fit->evidence},
+                {"measure", s.fit_of_needed ? "needed" : "process"}};
   } else {
     j["fit"] = nullptr;
     j["fit_note"] = s.fit_note;

@@ -23,10 +23,19 @@ struct CopyRecord {
   std::string reason;
   double peak_process_bytes = 0;  // NVML, its whole process tree, at one moment
   std::optional<double> framework_allocated_bytes, framework_reserved_bytes;  // peaks
+  // The peak of the framework's free pieces of segments still partly in use
+  // (torch's inactive_split_bytes): cache its allocator cannot give back.
+  std::optional<double> framework_inactive_split_bytes;
   std::uint64_t steps = 0;
   std::optional<double> throughput;  // steps per second (or runs per second)
   std::string output_tail;           // the end of what it printed, kept on failure
 };
+
+// A copy's NVML memory less the cache its framework's allocator would give
+// back short of memory: reserved - allocated - inactive split, the cached
+// segments wholly free (torch frees them and retries before it fails). None
+// unless the job reported all three.
+std::optional<double> NeededBytes(const CopyRecord& copy);
 
 struct RunRecord {
   long value = 0;  // 0: the command takes no value
@@ -38,6 +47,9 @@ struct RunRecord {
   std::vector<CopyRecord> copy;
 
   double PeakProcessBytes() const;  // the largest copy's
+  // What the largest copy needs (NeededBytes); none unless every copy reported
+  // allocated, reserved and inactive split memory.
+  std::optional<double> PeakNeededBytes() const;
   double TotalThroughput() const;
 };
 
@@ -52,6 +64,8 @@ struct SweepResult {
   double margin = 0.10;
   std::vector<RunRecord> runs;  // in the order run
   std::optional<MemoryFit> fit;
+  // The fit is of NeededBytes (every fitted run had it), not of NVML's memory.
+  bool fit_of_needed = false;
   std::string fit_note;  // why there is no fit
   std::optional<Capacity> capacity;
   std::optional<Boundary> boundary;

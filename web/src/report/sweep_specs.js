@@ -64,6 +64,13 @@ function memorySpec(data, colors) {
     series.push({ label: 'framework reserved', kind: 'framework', color: colors.reserved, points: true,
       values: at(x, reserved.map((r) => [r.value, gib(first(r).framework_reserved_bytes)])) });
   }
+  // The fit is of what each run needs (NVML's memory less the cache the framework frees when
+  // short of memory) when the job reported it: those points, under the fitted curve.
+  if (fit && fit.measure === 'needed') {
+    const needed = fits.filter((r) => r.needed_memory_bytes != null);
+    series.push({ label: 'needed (less releasable cache)', kind: 'needed', color: colors.fit, points: true,
+      values: at(x, needed.map((r) => [r.value, gib(r.needed_memory_bytes)])) });
+  }
   if (fit) {
     series.push({ label: `fit (${fit.model || 'linear'})`, kind: 'fit', color: colors.fit, line: true,
       values: x.map((v) => gib(fitValue(fit, v))) });
