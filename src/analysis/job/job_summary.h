@@ -157,12 +157,16 @@ class JobSummary {
   std::map<std::pair<int, ProcessKey>, JobProcessPeak> peaks_;
 };
 
+// A duration as the summary shows it: "12.5s", "2m 05s", "1h 02m 03s".
+std::string JobDurationText(std::chrono::milliseconds d);
+
 // The summary as label / value rows (a continuation row has an empty label):
 // the text summary prints them, the HTML report shows them as a table.
 struct SummaryRow {
   std::string label;
   std::string value;
 };
+// job_report.cc: the rows, the text and the JSON.
 std::vector<SummaryRow> JobReportRows(const JobReport& report);
 std::string RenderJobReport(const JobReport& report);
 nlohmann::json JobReportToJson(const JobReport& report);
