@@ -16,13 +16,12 @@ std::vector<sweep::Trial> Trials(const std::vector<sweep::RunRecord>& runs) {
   return out;
 }
 
-// The memory a run measured: its processes' NVML memory, else (a container
-// where NVML lists no process) the device's growth over what was in use.
-// With `needed`, less the cache the framework would give back (the runs all
-// reported it: sweep::NeededBytes).
+// The memory a run measured: with `needed` (every fitted run reported it),
+// what it needs (sweep::NeededBytes); else its processes' NVML memory, else (a
+// container where NVML lists no process) the device's growth over what was in use.
 double MeasuredBytes(const sweep::RunRecord& r, const sweep::SweepResult& s, bool needed) {
-  const double releasable = needed ? r.PeakProcessBytes() - *r.PeakNeededBytes() : 0;
-  if (r.PeakProcessBytes() > 0) return r.PeakProcessBytes() - releasable;
+  if (needed) return *r.PeakNeededBytes();
+  if (r.PeakProcessBytes() > 0) return r.PeakProcessBytes();
   return std::max(0.0, r.peak_device_bytes - (s.total_bytes - s.free_bytes));
 }
 
