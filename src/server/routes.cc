@@ -61,10 +61,15 @@ Result<double> NumberParam(const httplib::Request& req, const char* name, double
   return out;
 }
 
+// Unix seconds as the clock's time, held within what its nanoseconds reach
+// (1677-2262): a parameter may say 1e11 (NumberParam's bound), which as
+// nanoseconds would overflow; past the clock's ends means "always".
 std::chrono::system_clock::time_point FromUnix(double s) {
-  return std::chrono::system_clock::time_point(
-      std::chrono::duration_cast<std::chrono::system_clock::duration>(
-          std::chrono::duration<double>(s)));
+  using Clock = std::chrono::system_clock;
+  const double reach =
+      std::chrono::duration<double>(Clock::duration::max()).count() * 0.999;  // not at the edge
+  return Clock::time_point(std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(std::clamp(s, -reach, reach))));
 }
 // Before a first snapshot, a driver call in flight this long is hung (after
 // it, the sampler says so of each GPU, and of the whole snapshot).

@@ -135,6 +135,10 @@ TEST_F(Http, JsonApi) {
   ASSERT_EQ(events["events"].size(), 1u);
   EXPECT_EQ(events["events"][0]["message"], "hot");
   EXPECT_EQ(json::parse(client_->Get("/api/v1/events?since=2000")->body)["events"].size(), 0u);
+  // Times past the clock's reach (2262) are "always", not an overflow (found by http_fuzzer).
+  EXPECT_EQ(json::parse(client_->Get("/api/v1/events?since=1e11")->body)["events"].size(), 0u);
+  EXPECT_EQ(json::parse(client_->Get("/api/v1/events?since=-1e11")->body)["events"].size(), 1u);
+  EXPECT_EQ(client_->Get("/api/v1/history?device=0&from=-1e11&to=1e11")->status, 200);
 
   auto bad = client_->Get("/api/v1/events?since=soon");
   EXPECT_EQ(bad->status, 400);
