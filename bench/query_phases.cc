@@ -2,18 +2,25 @@
 // (load libnvidia-ml, nvmlInit, device handles, host fields, the query's
 // fields of every device, nvmlShutdown), each timed, in a fresh process.
 // tests/gpu/run_on_h200.sh runs it N times and reports the medians.
-// Usage: query_phases [probes]   (probes: time each probe's first call)
+// Usage: query_phases [probes | threads K FIELDS]
+//   probes: time each probe's first call;
+//   threads K FIELDS: time the first reads of the probes behind FIELDS (an
+//   nvidia-smi --query-gpu list) spread over K threads, to see whether the
+//   driver answers first reads side by side.
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "backends/nvml/nvml_backend.h"
 #include "backends/nvml/nvml_library.h"
 #include "backends/nvml/nvml_probes.h"
+#include "export/smi_format.h"
 
 namespace {
 
@@ -51,12 +58,60 @@ int ColdProbes(const char* path) {
   return 0;
 }
 
+// The probes behind an nvidia-smi field list, read once each on K threads.
+int ThreadedReads(const char* path, int threads, std::string_view list) {
+  using namespace gpuwatch;
+  auto columns = smi::ParseGpuFields(list);
+  if (!columns) {
+    std::fprintf(stderr, "%s\n", columns.error().message().c_str());
+    return 2;
+  }
+  FieldMask which;
+  for (const auto& c : *columns) {
+    if (c.field) Set(which, *c.field);
+  }
+  auto lib = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
+  if (!lib) return 1;
+  if ((*lib)->api().nvmlInit_v2() != NVML_SUCCESS) return 1;
+  nvmlDevice_t dev = nullptr;
+  (*lib)->api().nvmlDeviceGetHandleByIndex_v2(0, &dev);
+  std::vector<const nvml::Probe*> wanted;
+  for (const auto& probe : nvml::DeviceProbes()) {
+    for (FieldId id : probe.Fields()) {
+      if (Has(which, id)) {
+        wanted.push_back(&probe);
+        break;
+      }
+    }
+  }
+  std::atomic<std::size_t> next{0};
+  auto worker = [&] {
+    DeviceFields scratch;
+    nvml::DeviceStreams streams;
+    for (std::size_t i = next++; i < wanted.size(); i = next++) {
+      nvml::ProbeContext ctx{**lib, dev, scratch, streams};
+      wanted[i]->read(ctx);
+    }
+    nvml::CloseStreams(**lib, streams);
+  };
+  const auto t0 = Clock::now();
+  std::vector<std::thread> pool;
+  for (int k = 1; k < threads; ++k) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  std::printf("threads=%d probes=%zu reads_ms=%.3f\n", threads, wanted.size(),
+              Ms(t0, Clock::now()));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   using namespace gpuwatch;
   const char* path = std::getenv("GPUWATCH_NVML_LIBRARY");
   if (argc > 1 && std::string_view(argv[1]) == "probes") return ColdProbes(path);
+  if (argc > 3 && std::string_view(argv[1]) == "threads")
+    return ThreadedReads(path, std::max(1, std::atoi(argv[2])), argv[3]);
   const auto t0 = Clock::now();
   auto lib = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
   if (!lib) {

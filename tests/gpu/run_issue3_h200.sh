@@ -3,18 +3,14 @@
 # of `gpuwatch run --interval 100ms` on a torch loop (paired runs), `run`'s
 # summary with socket marks on a real job, JAX pre-allocation diagnosed, and
 # watch's CPU and RSS at 1 Hz next to `nvidia-smi -l 1`.
-# Needs .devtree/include/sqlite3.h carried (the machine has libsqlite3.so.0 only).
+# Carry .devtree (tests/gpu/release_build.sh says what it holds).
 set -u
 OUT=${OUT:-/tmp/gpuwatch-out}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=/tmp/gw-build3
-SQLITE_LIB=$(ls /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 2>/dev/null | head -1)
-{
-  cmake -S "$ROOT" -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUWATCH_BUILD_TESTS=OFF \
-    -DGPUWATCH_BUILD_FAKE_NVML=OFF -DSQLite3_INCLUDE_DIR="$ROOT/.devtree/include" -DSQLite3_LIBRARY="$SQLITE_LIB" &&
-  cmake --build $B -j16 --target gpuwatch
-} >"$OUT/build3.log" 2>&1 || { tail -40 "$OUT/build3.log"; exit 1; }
+. "$ROOT/tests/gpu/release_build.sh"
+release_build $B "$OUT/build3.log" gpuwatch || exit 1
 GW=$B/gpuwatch
 cd "$ROOT/tests/gpu"
 {

@@ -12,13 +12,8 @@ OUT=${OUT:-/tmp/gpuwatch-out}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=/tmp/gw-build-leaks
-SQLITE_LIB=$(ls /usr/lib/x86_64-linux-gnu/libsqlite3.so.0 2>/dev/null | head -1)
-{
-  cmake -S "$ROOT" -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUWATCH_BUILD_TESTS=OFF \
-    -DGPUWATCH_BUILD_FAKE_NVML=OFF -DGPUWATCH_BUILD_BENCH=ON -DGPUWATCH_WEB_DIST="$ROOT/.devtree/web" \
-    -DSQLite3_INCLUDE_DIR="$ROOT/.devtree/include" -DSQLite3_LIBRARY="$SQLITE_LIB" &&
-  cmake --build $B -j16 --target gpuwatch nvml_c_loop
-} >"$OUT/build.log" 2>&1 || { tail -40 "$OUT/build.log"; exit 1; }
+. "$ROOT/tests/gpu/release_build.sh"
+release_build $B "$OUT/build.log" gpuwatch nvml_c_loop || exit 1
 GW=$B/gpuwatch
 cd "$ROOT/tests/gpu"
 export PYTHONUNBUFFERED=1
