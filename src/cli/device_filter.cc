@@ -6,6 +6,7 @@
 #include <cctype>
 
 #include "core/ascii.h"
+#include "core/printable.h"
 
 namespace gpuwatch::cli {
 namespace {
@@ -15,7 +16,29 @@ bool AllDigits(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](unsigned char c) { return std::isdigit(c); });
 }
 
+// The comma-separated entries of `spec`, blanks around each trimmed.
+std::vector<std::string_view> Entries(std::string_view spec) {
+  std::vector<std::string_view> out;
+  while (true) {
+    const auto comma = spec.find(',');
+    out.push_back(TrimBlanks(spec.substr(0, comma)));
+    if (comma == std::string_view::npos) return out;
+    spec.remove_prefix(comma + 1);
+  }
+}
+
 }  // namespace
+
+FieldMask FieldsToSelect(std::string_view spec) {
+  FieldMask m;
+  if (spec.empty()) return m;
+  const auto entries = Entries(spec);
+  if (!std::all_of(entries.begin(), entries.end(), AllDigits)) {
+    Set(m, FieldId::kUuid);
+    Set(m, FieldId::kPciBusId);
+  }
+  return m;
+}
 
 Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snapshot& snapshot) {
   std::vector<std::size_t> out;
@@ -23,11 +46,7 @@ Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snap
     for (std::size_t i = 0; i < snapshot.devices.size(); ++i) out.push_back(i);
     return out;
   }
-  while (true) {
-    const auto comma = spec.find(',');
-    std::string_view item = spec.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+  for (std::string_view item : Entries(spec)) {
     if (item.empty()) return Status::InvalidArgument("--id: empty entry in the list");
     std::vector<std::size_t> matches;
     for (std::size_t i = 0; i < snapshot.devices.size(); ++i) {
@@ -55,8 +74,6 @@ Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snap
           fmt::format("--id: \"{}\" matches {} GPUs; give more of it", item, matches.size()));
     }
     if (std::find(out.begin(), out.end(), matches[0]) == out.end()) out.push_back(matches[0]);
-    if (comma == std::string_view::npos) break;
-    spec.remove_prefix(comma + 1);
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "gpuwatch/fields.h"
 #include "gpuwatch/snapshot.h"
 #include "gpuwatch/status.h"
 
@@ -13,5 +14,9 @@ namespace gpuwatch::cli {
 
 // Indices into snapshot.devices, in the order given; all when `spec` is empty.
 Result<std::vector<std::size_t>> SelectDevices(std::string_view spec, const Snapshot& snapshot);
+// The fields SelectDevices reads to match `spec`: none for indices alone,
+// the UUID and PCI bus id when an entry is anything else. A command reading
+// only what it shows adds these to what it reads.
+FieldMask FieldsToSelect(std::string_view spec);
 
 }  // namespace gpuwatch::cli

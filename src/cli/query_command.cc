@@ -103,9 +103,7 @@ int RunQuery(const CommonArgs& common, const QueryArgs& args) {
   for (const auto& c : *columns) {
     if (c.field) Set(collect.fields, *c.field);
   }
-  Set(collect.fields, FieldId::kUuid);  // --id by UUID
-  Set(collect.fields, FieldId::kPciBusId);
-  Set(collect.fields, FieldId::kMigMode);
+  collect.fields |= FieldsToSelect(args.id);
   collect.processes = apps;
   collect.mig = false;
 

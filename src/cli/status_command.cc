@@ -63,6 +63,7 @@ int PrintStatus(const CommonArgs& common, const StatusArgs& args, Source* source
   collect.fields = args.json ? FieldsWithCadence({Cadence::kStatic, Cadence::kSlow,
                                                   Cadence::kInterval, Cadence::kBuffers})
                              : StatusTextFields();
+  collect.fields |= FieldsToSelect(args.id);
   collect.processes = !args.no_processes;
   auto collected = CollectAnswer(common, *source, collect);
   if (!collected) {

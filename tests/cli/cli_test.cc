@@ -124,6 +124,30 @@ TEST(Cli, IdSelectsByIndexUuidPrefixAndBusId) {
   EXPECT_NE(bad.err.find("no GPU matches \"7\""), std::string::npos) << bad.err;
 }
 
+// A query is a one-shot hot path: it reads what its columns and --id need and
+// nothing else. Every other call the backend could make hangs here (a minute),
+// so a query that made one would not answer within the timeout.
+TEST(Cli, QueryReadsOnlyWhatItsColumnsAndIdNeed) {
+  const fs::path scenario =
+      fs::temp_directory_path() / ("gw-reads-" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(scenario) << "devices:\n  - {name: NVIDIA H200}\n  - {name: NVIDIA L40S}\nfaults:\n"
+                             "  - hang: {call: nvmlDeviceGetUUID, ms: 60000}\n"
+                             "  - hang: {call: nvmlDeviceGetPciInfo_v3, ms: 60000}\n"
+                             "  - hang: {call: nvmlDeviceGetMigMode, ms: 60000}\n"
+                             "  - hang: {call: nvmlDeviceGetPowerUsage, ms: 60000}\n";
+  const std::string gpuwatch = "timeout 30 " + std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch";
+  const std::string q =
+      "query --scenario " + scenario.string() + " --query-gpu=index,name --format=csv,noheader";
+  const CmdResult all = gpuwatch::testing::RunBinary(gpuwatch, q);
+  EXPECT_EQ(all.code, 0) << all.err;
+  EXPECT_EQ(all.out, "0, NVIDIA H200\n1, NVIDIA L40S\n");
+  // Indices alone need neither the UUID nor the PCI bus id.
+  const CmdResult one = gpuwatch::testing::RunBinary(gpuwatch, q + " --id 1");
+  EXPECT_EQ(one.code, 0) << one.err;
+  EXPECT_EQ(one.out, "1, NVIDIA L40S\n");
+  fs::remove(scenario);
+}
+
 TEST(Cli, LoopRepeatsUntilInterrupted) {
   const fs::path out = fs::temp_directory_path() / ("gw-loop-" + std::to_string(getpid()));
   const std::string cmd = "cd " + std::string(GPUWATCH_SOURCE_DIR) +
