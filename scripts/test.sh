@@ -21,9 +21,25 @@ scripts/install-deps.sh
 JOBS=${JOBS:-$(nproc)}
 failed=0
 
-# Each stage says when it starts and how long the suite has run, for the CI log.
+# Each stage says when it starts, how long the suite has run and how much disk
+# is free, for the CI log.
 started=$SECONDS
-step() { echo; echo "=== $* (at $(date +%T), $(((SECONDS - started) / 60)) min in)"; }
+free_gib() { df -Pk build | awk 'NR == 2 { print int($4 / 1048576) }'; }
+step() { echo; echo "=== $* (at $(date +%T), $(((SECONDS - started) / 60)) min in, $(free_gib) GiB free)"; }
+# A stage's build tree takes 1 to 3 GiB, and a CI machine may have little more
+# than one stage's room: when less than GPUWATCH_MIN_FREE_GIB (default 8) is
+# free before a stage builds, the trees of the stages already done go (what they
+# found is in this log above). Where there is room, every tree stays.
+make_room() {
+  local free
+  free=$(free_gib)
+  if [ "$free" -lt "${GPUWATCH_MIN_FREE_GIB:-8}" ]; then
+    echo "only $free GiB free: removing the finished stages' build trees ($*)"
+    rm -rf "$@"
+    echo "now $(free_gib) GiB free"
+  fi
+}
+mkdir -p build
 
 step "GCC build, warnings as errors"
 cmake --preset gcc >/dev/null
@@ -57,6 +73,7 @@ fi
 gcc_only='^(prometheus_test|attack_suite_test|Leak(Scenario|Baseline)\..*|EveryCase/LeakLabels\..*|docs_outputs|deploy_files_test|web_bundle_without_node|completion_shells_test|dashboard_browser_(demo|fleet))$'
 
 step "clang build (warnings as errors) under ASan+UBSan, and tests"
+make_room build/gcc build/python-venv
 cmake --preset asan >/dev/null
 if cmake --build --preset asan -j "$JOBS"; then
   ctest --preset asan -j "$JOBS" -E "$gcc_only" || failed=1
@@ -67,6 +84,7 @@ fi
 step "ThreadSanitizer: the threaded parts' tests"
 tsan_tests="sampler/sampler_test server/server_test store/store_test transport/transport_test
             alerts/actions_test tui/tui_test"
+make_room build/gcc build/python-venv build/asan
 cmake --preset tsan >/dev/null
 if cmake --build --preset tsan -j "$JOBS" --target gpuwatch_fake_nvml \
      $(for t in $tsan_tests; do basename "$t"; done); then
@@ -100,6 +118,7 @@ fuzz_one() {
   fi
   rm -rf "$corpus"
 }
+make_room build/gcc build/python-venv build/asan build/tsan
 cmake --preset fuzz >/dev/null
 if cmake --build --preset fuzz -j "$JOBS" --target $fuzzers; then
   running=0
