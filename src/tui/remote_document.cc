@@ -78,7 +78,7 @@ ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) 
   h.user = m.Text(j, at, "user");
   h.uid = m.Integer<std::uint32_t>(j, at, "uid");
   h.start_ticks = m.Integer<std::uint64_t>(j, at, "start_ticks").value_or(0);  // not in /1
-  h.start_time = m.IsoTime(j, at, "start_time");
+  h.start_time = IsoTime(m, j, at, "start_time");
   h.container_id = m.Text(j, at, "container_id");
   h.container_runtime = m.Text(j, at, "container_runtime");
   h.pod_uid = m.Text(j, at, "pod_uid");
@@ -126,7 +126,7 @@ void ReadFramework(const json& d, const std::string& at, int gpu, JsonMembers& m
     f.gpu = gpu;
     f.pid = m.Integer<std::uint32_t>(list[k], fat, "pid").value_or(0);
     f.framework = m.Text(list[k], fat, "framework");
-    f.time = m.UnixTime(list[k], fat, "time").value_or(TimePoint{});
+    f.time = UnixTime(m, list[k], fat, "time").value_or(TimePoint{});
     const std::string bat = JsonMembers::Path(fat, "bytes");
     const json& bytes = m.Object(list[k], fat, "bytes");
     for (const auto& item : bytes.items()) {
@@ -144,7 +144,7 @@ host::Lease ReadLease(const json& j, const std::string& at, JsonMembers& m) {
   l.user = m.Text(j, at, "user");
   l.command = m.Text(j, at, "command");
   l.ticket = m.Integer<std::uint64_t>(j, at, "ticket").value_or(0);
-  l.since = m.IsoTime(j, at, "since").value_or(TimePoint{});
+  l.since = IsoTime(m, j, at, "since").value_or(TimePoint{});
   const json& holders = m.Array(j, at, "holders");
   for (std::size_t k = 0; k < holders.size(); ++k) {
     const std::string hat = JsonMembers::Path(at, "holders", k);
@@ -187,7 +187,7 @@ std::optional<host::LeaseTable> ReadLeases(const json& doc, JsonMembers& m) {
     w.command = m.Text(queue[k], at, "command");
     w.count = m.Integer<int>(queue[k], at, "count", 1, 1 << 16).value_or(1);
     w.wants = m.Text(queue[k], at, "wants");
-    w.since = m.IsoTime(queue[k], at, "since").value_or(TimePoint{});
+    w.since = IsoTime(m, queue[k], at, "since").value_or(TimePoint{});
     table.queue.push_back(std::move(w));
   }
   for (const auto& l : table.leases) table.next_ticket = std::max(table.next_ticket, l.ticket + 1);
@@ -223,7 +223,7 @@ void ReadAnalyses(const json& doc, const Snapshot* s, JsonMembers& m, HostState&
     a.process = PidOf(alerts[k], at, m);
     a.value = m.Number(alerts[k], at, "value");
     a.message = m.Text(alerts[k], at, "message");
-    a.since = m.UnixTime(alerts[k], at, "since").value_or(TimePoint{});
+    a.since = UnixTime(m, alerts[k], at, "since").value_or(TimePoint{});
     st.alerts.push_back(std::move(a));
   }
   const json& leaks = m.Array(doc, "", "leaks");
@@ -294,7 +294,7 @@ Result<HostState> ParseSnapshotDocument(const json& doc, const std::string& wher
   std::shared_ptr<Snapshot> s;
   if (JsonMembers::Find(doc, "time") != nullptr) {  // null: the daemon has no sample yet
     s = std::make_shared<Snapshot>();
-    s->time = m.UnixTime(doc, "", "time").value_or(TimePoint{});
+    s->time = UnixTime(m, doc, "", "time").value_or(TimePoint{});
     s->sequence = m.Integer<std::uint64_t>(doc, "", "sequence").value_or(0);
     s->stale = m.Flag(doc, "", "stale", false);
     s->demo = m.Flag(doc, "", "demo", false);
@@ -345,7 +345,7 @@ Result<std::vector<Event>> ParseEventsDocument(const json& doc, const std::strin
     if (!kind) continue;  // a kind this version does not know
     Event e;
     e.kind = *kind;
-    e.time = m.UnixTime(list[k], at, "time").value_or(TimePoint{});
+    e.time = UnixTime(m, list[k], at, "time").value_or(TimePoint{});
     e.severity = FromName(m.Text(list[k], at, "severity"), Severity::kCritical, SeverityName)
                      .value_or(Severity::kInfo);
     e.source = m.Text(list[k], at, "source");

@@ -1,7 +1,5 @@
 #include "tui/remote_json.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 
 namespace gpuwatch::tui {
@@ -21,13 +19,6 @@ int Digits(std::string_view text, std::size_t pos, std::size_t count) {
     v = v * 10 + (text[i] - '0');
   }
   return v;
-}
-
-// A JSON value named for an error message: its type and, when short, itself.
-std::string Describe(const json& v) {
-  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
-  if (text.size() > 40) return v.type_name();
-  return fmt::format("{} {}", v.type_name(), text);
 }
 
 }  // namespace
@@ -74,97 +65,22 @@ std::optional<TimePoint> FromUnixSeconds(double seconds) {
       std::chrono::seconds(static_cast<std::int64_t>(whole)) + std::chrono::microseconds(micros)));
 }
 
-const json* JsonMembers::Find(const json& object, std::string_view key) {
-  if (!object.is_object()) return nullptr;
-  const auto it = object.find(key);
-  if (it == object.end() || it->is_null()) return nullptr;
-  return &*it;
-}
-
-std::string JsonMembers::Path(std::string_view at, std::string_view key) {
-  return at.empty() ? std::string(key) : fmt::format("{}.{}", at, key);
-}
-
-std::string JsonMembers::Path(std::string_view at, std::string_view key, std::size_t index) {
-  return fmt::format("{}[{}]", Path(at, key), index);
-}
-
-void JsonMembers::Wrong(const std::string& path, std::string_view expected, const json& got) {
-  if (!error_.empty()) return;
-  error_ = fmt::format("{}: expected {}, got {}", path, expected, Describe(got));
-}
-
-std::string JsonMembers::Text(const json& object, std::string_view at, std::string_view key,
-                              std::string fallback) {
-  const json* v = Find(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_string()) {
-    Wrong(Path(at, key), "text", *v);
-    return fallback;
-  }
-  return v->get<std::string>();
-}
-
-bool JsonMembers::Flag(const json& object, std::string_view at, std::string_view key,
-                       bool fallback) {
-  const json* v = Find(object, key);
-  if (v == nullptr) return fallback;
-  if (!v->is_boolean()) {
-    Wrong(Path(at, key), "true or false", *v);
-    return fallback;
-  }
-  return v->get<bool>();
-}
-
-std::optional<double> JsonMembers::Number(const json& object, std::string_view at,
-                                          std::string_view key) {
-  const json* v = Find(object, key);
-  if (v == nullptr) return std::nullopt;
-  if (!v->is_number()) {
-    Wrong(Path(at, key), "a number", *v);
-    return std::nullopt;
-  }
-  return v->get<double>();
-}
-
-std::optional<TimePoint> JsonMembers::UnixTime(const json& object, std::string_view at,
-                                               std::string_view key) {
-  const json* v = Find(object, key);
+std::optional<TimePoint> UnixTime(JsonMembers& m, const json& object, std::string_view at,
+                                  std::string_view key) {
+  const json* v = JsonMembers::Find(object, key);
   if (v == nullptr) return std::nullopt;
   const auto t = v->is_number() ? FromUnixSeconds(v->get<double>()) : std::nullopt;
-  if (!t) Wrong(Path(at, key), "a time in Unix seconds (1970 to 2200)", *v);
+  if (!t) m.Wrong(JsonMembers::Path(at, key), "a time in Unix seconds (1970 to 2200)", *v);
   return t;
 }
 
-std::optional<TimePoint> JsonMembers::IsoTime(const json& object, std::string_view at,
-                                              std::string_view key) {
-  const json* v = Find(object, key);
+std::optional<TimePoint> IsoTime(JsonMembers& m, const json& object, std::string_view at,
+                                 std::string_view key) {
+  const json* v = JsonMembers::Find(object, key);
   if (v == nullptr) return std::nullopt;
   const auto t = v->is_string() ? ParseRfc3339(v->get_ref<const std::string&>()) : std::nullopt;
-  if (!t) Wrong(Path(at, key), "an RFC 3339 time (2026-11-30T10:03:38.287Z)", *v);
+  if (!t) m.Wrong(JsonMembers::Path(at, key), "an RFC 3339 time (2026-11-30T10:03:38.287Z)", *v);
   return t;
-}
-
-const json& JsonMembers::Array(const json& object, std::string_view at, std::string_view key) {
-  static const json kEmpty = json::array();
-  const json* v = Find(object, key);
-  if (v == nullptr) return kEmpty;
-  if (!v->is_array()) {
-    Wrong(Path(at, key), "an array", *v);
-    return kEmpty;
-  }
-  return *v;
-}
-
-const json& JsonMembers::Object(const json& object, std::string_view at, std::string_view key) {
-  static const json kEmpty = json::object();
-  const json* v = Find(object, key);
-  if (v == nullptr) return kEmpty;
-  if (!v->is_object()) {
-    Wrong(Path(at, key), "an object", *v);
-    return kEmpty;
-  }
-  return *v;
 }
 
 }  // namespace gpuwatch::tui

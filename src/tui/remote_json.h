@@ -1,23 +1,12 @@
-// The members of one JSON API document from a remote daemon, read with their
-// types checked. A member of the wrong type, or a number out of range, is
-// noted with its path in the document ("devices[0].index: expected a whole
-// number, got string \"0\"") and its fallback returned, so a reader reads the
-// document through and asks error() once; the first such member is the one
-// named. Absent and null members take their fallback. Never throws
-// (nlohmann's get does on a wrong type). One document, one owner.
-//
-// The same idea as backends/replay/json_members.h, which the tui layer may
-// not include; both could move to core.
+// The times of a remote daemon's JSON API documents, read with their types
+// checked (core/json_members.h reads the other members).
 #pragma once
 
 #include <chrono>
-#include <cstdint>
-#include <limits>
-#include <nlohmann/json.hpp>
 #include <optional>
-#include <string>
 #include <string_view>
-#include <utility>
+
+#include "core/json_members.h"
 
 namespace gpuwatch::tui {
 
@@ -30,65 +19,12 @@ std::optional<TimePoint> ParseRfc3339(std::string_view text);
 // nearest microsecond; nullopt outside 1970..2200.
 std::optional<TimePoint> FromUnixSeconds(double seconds);
 
-class JsonMembers {
- public:
-  using json = nlohmann::json;
-
-  // `at` is the path of `object` in the document ("devices[0]"; "" for the
-  // document itself); `object` need not be an object (then every member is
-  // absent).
-  std::string Text(const json& object, std::string_view at, std::string_view key,
-                   std::string fallback = {});
-  bool Flag(const json& object, std::string_view at, std::string_view key, bool fallback);
-  std::optional<double> Number(const json& object, std::string_view at, std::string_view key);
-  template <typename T>
-  std::optional<T> Integer(const json& object, std::string_view at, std::string_view key,
-                           T lo = std::numeric_limits<T>::min(),
-                           T hi = std::numeric_limits<T>::max());
-  // A number of Unix seconds, or RFC 3339 text.
-  std::optional<TimePoint> UnixTime(const json& object, std::string_view at, std::string_view key);
-  std::optional<TimePoint> IsoTime(const json& object, std::string_view at, std::string_view key);
-  // The array or object member `key`; an empty one when absent, null or of
-  // another type (which is noted).
-  const json& Array(const json& object, std::string_view at, std::string_view key);
-  const json& Object(const json& object, std::string_view at, std::string_view key);
-
-  // Notes that `path` should have been `expected` and was `got`.
-  void Wrong(const std::string& path, std::string_view expected, const json& got);
-  // "devices[0].index: expected ..., got ..."; "" when every member read so
-  // far had its type.
-  const std::string& error() const { return error_; }
-
-  static std::string Path(std::string_view at, std::string_view key);
-  static std::string Path(std::string_view at, std::string_view key, std::size_t index);
-  // The member `key` of `object`, nullptr when absent or null (or `object`
-  // is no object).
-  static const json* Find(const json& object, std::string_view key);
-
- private:
-  std::string error_;
-};
-
-template <typename T>
-std::optional<T> JsonMembers::Integer(const json& object, std::string_view at, std::string_view key,
-                                      T lo, T hi) {
-  const json* v = Find(object, key);
-  if (v == nullptr) return std::nullopt;
-  bool fits = false;
-  if (v->is_number_unsigned()) {
-    const auto u = v->get<std::uint64_t>();
-    fits = std::cmp_greater_equal(u, lo) && std::cmp_less_equal(u, hi);
-  } else if (v->is_number_integer()) {
-    const auto i = v->get<std::int64_t>();
-    fits = std::cmp_greater_equal(i, lo) && std::cmp_less_equal(i, hi);
-  }
-  if (!fits) {
-    Wrong(Path(at, key), "a whole number from " + std::to_string(lo) + " to " + std::to_string(hi),
-          *v);
-    return std::nullopt;
-  }
-  return v->is_number_unsigned() ? static_cast<T>(v->get<std::uint64_t>())
-                                 : static_cast<T>(v->get<std::int64_t>());
-}
+// The member `key` of `object` as a time: UnixTime reads a number of Unix
+// seconds, IsoTime RFC 3339 text. Absent or null: nullopt; another form is
+// noted in `m` (JsonMembers::Wrong) and gives nullopt.
+std::optional<TimePoint> UnixTime(JsonMembers& m, const nlohmann::json& object, std::string_view at,
+                                  std::string_view key);
+std::optional<TimePoint> IsoTime(JsonMembers& m, const nlohmann::json& object, std::string_view at,
+                                 std::string_view key);
 
 }  // namespace gpuwatch::tui

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "backends/replay/json_members.h"
+#include "core/json_members.h"
 #include "transport/answer_socket.h"
 
 namespace gpuwatch::replay {
@@ -62,7 +62,7 @@ Result<DaemonAnswer> ParseDaemonAnswer(std::string_view text, const std::string&
   if (j.is_discarded() || !j.is_object()) {
     return Status::InvalidArgument(fmt::format("{}: the first line is not a JSON object", name));
   }
-  Members m;
+  JsonMembers m;
   DaemonAnswer a;
   if (m.Text(j, "", "type") != "daemon") {
     return Status::InvalidArgument(
@@ -73,7 +73,8 @@ Result<DaemonAnswer> ParseDaemonAnswer(std::string_view text, const std::string&
   a.identity.interval =
       std::chrono::milliseconds(m.Integer<std::int64_t>(j, "", "interval_ms", 1).value_or(1000));
   a.identity.mig = m.Flag(j, "", "mig", false);
-  if (!m.error().empty()) return Status::InvalidArgument(fmt::format("{}: {}", name, m.error()));
+  if (!m.error().empty())
+    return Status::InvalidArgument(fmt::format("{}: field {}", name, m.error()));
   if (nl == std::string_view::npos) {
     return Status::InvalidArgument(fmt::format("{}: no sample after the identity line", name));
   }

@@ -4,7 +4,7 @@
 
 #include <ctime>
 
-#include "backends/replay/json_members.h"
+#include "core/json_members.h"
 
 namespace gpuwatch::replay::jsonl {
 namespace {
@@ -38,7 +38,7 @@ std::optional<TimePoint> TimeOf(const json& j) {
 // this version does not know are skipped (a newer recording's field).
 template <Scope S>
 void ReadFields(const json& values, const std::string& values_at, const json& unavailable,
-                const std::string& why_at, Members& m, FieldArray<S>& out) {
+                const std::string& why_at, JsonMembers& m, FieldArray<S>& out) {
   for (const auto& item : values.items()) {
     const std::string& key = item.key();
     const json& v = item.value();
@@ -50,7 +50,7 @@ void ReadFields(const json& values, const std::string& values_at, const json& un
     } else if (!text && v.is_number()) {
       out[*id] = Reading::Number(v.get<double>());
     } else {
-      m.Wrong(Members::Path(values_at, key), text ? "text" : "a number", v);
+      m.Wrong(JsonMembers::Path(values_at, key), text ? "text" : "a number", v);
     }
   }
   for (const auto& item : unavailable.items()) {
@@ -61,13 +61,13 @@ void ReadFields(const json& values, const std::string& values_at, const json& un
     std::string reason;
     std::string detail;
     if (why.is_object()) {
-      const std::string path = Members::Path(why_at, key);
+      const std::string path = JsonMembers::Path(why_at, key);
       reason = m.Text(why, path, "reason");
       detail = m.Text(why, path, "detail");
     } else if (why.is_string()) {
       reason = why.get<std::string>();
     } else if (!why.is_null()) {
-      m.Wrong(Members::Path(why_at, key), "a reason (text or an object)", why);
+      m.Wrong(JsonMembers::Path(why_at, key), "a reason (text or an object)", why);
     }
     out[*id] = Reading::Absent(MissingFromName(reason), detail);
   }
@@ -80,7 +80,7 @@ HostProcess::Visibility VisibilityFrom(const std::string& name) {
   return HostProcess::Visibility::kExited;
 }
 
-ProcessSample ReadProcess(const json& j, const std::string& at, Members& m) {
+ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) {
   ProcessSample p;
   p.pid = m.Integer<std::uint32_t>(j, at, "pid").value_or(0);
   const std::string type = m.Text(j, at, "type", "compute");
@@ -102,8 +102,8 @@ ProcessSample ReadProcess(const json& j, const std::string& at, Members& m) {
   h.container_runtime = m.Text(j, at, "container_runtime");
   h.pod_uid = m.Text(j, at, "pod_uid");
   h.slurm_job_id = m.Text(j, at, "slurm_job_id");
-  ReadFields(m.Object(j, at, "fields"), Members::Path(at, "fields"), m.Object(j, at, "unavailable"),
-             Members::Path(at, "unavailable"), m, p.fields);
+  ReadFields(m.Object(j, at, "fields"), JsonMembers::Path(at, "fields"),
+             m.Object(j, at, "unavailable"), JsonMembers::Path(at, "unavailable"), m, p.fields);
   return p;
 }
 
@@ -134,7 +134,7 @@ Result<std::optional<T>> Optional(const json& j, const char* key, const std::str
   } else if constexpr (std::is_same_v<T, double>) {
     ok = it->is_number();
   } else {
-    Members m;
+    JsonMembers m;
     const std::optional<T> v = m.Integer<T>(j, "", key);
     if (v) return std::optional<T>(*v);
   }
@@ -142,9 +142,9 @@ Result<std::optional<T>> Optional(const json& j, const char* key, const std::str
   return std::optional<T>(it->get<T>());
 }
 
-Status Checked(const Members& m, const std::string& where) {
+Status Checked(const JsonMembers& m, const std::string& where) {
   if (m.error().empty()) return Status::Ok();
-  return Status::InvalidArgument(fmt::format("{}: {}", where, m.error()));
+  return Status::InvalidArgument(fmt::format("{}: field {}", where, m.error()));
 }
 
 Status TooMany(const std::string& where, std::string_view what, std::size_t count,
@@ -236,7 +236,7 @@ Result<FrameworkRecord> ReadFramework(const json& j, const std::string& where) {
 }
 
 Status ReadHeader(const json& j, const std::string& where, Recording& r) {
-  Members m;
+  JsonMembers m;
   const std::string schema = m.Text(j, "", "schema");
   if (!m.error().empty()) return Checked(m, where);
   if (schema != "gpuwatch.jsonl/1") {
@@ -251,13 +251,14 @@ Status ReadHeader(const json& j, const std::string& where, Recording& r) {
   if (r.facts.size() + devices.size() > static_cast<std::size_t>(kMaxRecordedGpus))
     return TooMany(where, "GPUs", r.facts.size() + devices.size(), kMaxRecordedGpus);
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    const std::string at = Members::Path("", "devices", i);
+    const std::string at = JsonMembers::Path("", "devices", i);
     DeviceFields f;
     if (!devices[i].is_object()) {
       m.Wrong(at, "an object", devices[i]);
     } else {
-      ReadFields(m.Object(devices[i], at, "fields"), Members::Path(at, "fields"),
-                 m.Object(devices[i], at, "unavailable"), Members::Path(at, "unavailable"), m, f);
+      ReadFields(m.Object(devices[i], at, "fields"), JsonMembers::Path(at, "fields"),
+                 m.Object(devices[i], at, "unavailable"), JsonMembers::Path(at, "unavailable"), m,
+                 f);
     }
     r.facts.push_back(std::move(f));
   }
@@ -268,14 +269,14 @@ Status ReadHeader(const json& j, const std::string& where, Recording& r) {
 Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
   const auto time = TimeOf(j);
   if (!time) return Status::InvalidArgument(fmt::format("{}: bad \"time\"", where));
-  Members m;
+  JsonMembers m;
   RecordedSample s;
   s.time = *time;
   const json& devices = m.Array(j, "", "devices");
   if (devices.size() > static_cast<std::size_t>(kMaxRecordedGpus))
     return TooMany(where, "GPUs", devices.size(), kMaxRecordedGpus);
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    const std::string at = Members::Path("", "devices", i);
+    const std::string at = JsonMembers::Path("", "devices", i);
     const json& d = devices[i];
     if (!d.is_object()) {
       m.Wrong(at, "an object", d);
@@ -285,15 +286,15 @@ Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
     ds.index = m.Integer<int>(d, at, "index", 0, kMaxRecordedGpus - 1).value_or(0);
     ds.health = HealthFrom(m.Text(d, at, "health", "ok"));
     ds.health_detail = m.Text(d, at, "health_detail");
-    ReadFields(m.Object(d, at, "fields"), Members::Path(at, "fields"),
-               m.Object(d, at, "unavailable"), Members::Path(at, "unavailable"), m, ds.fields);
+    ReadFields(m.Object(d, at, "fields"), JsonMembers::Path(at, "fields"),
+               m.Object(d, at, "unavailable"), JsonMembers::Path(at, "unavailable"), m, ds.fields);
     const json& processes = m.Array(d, at, "processes");
     if (processes.size() > kMaxRecordedProcesses) {
       return TooMany(fmt::format("{}: {}", where, at), "processes", processes.size(),
                      kMaxRecordedProcesses);
     }
     for (std::size_t k = 0; k < processes.size(); ++k) {
-      const std::string pat = Members::Path(at, "processes", k);
+      const std::string pat = JsonMembers::Path(at, "processes", k);
       if (!processes[k].is_object()) {
         m.Wrong(pat, "an object", processes[k]);
         continue;

@@ -11,10 +11,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "backends/replay/json_members.h"
 #include "backends/replay/jsonl_records.h"
 #include "backends/replay/recording.h"
 #include "backends/replay/recording_file.h"
+#include "core/json_members.h"
 
 namespace gpuwatch::replay {
 namespace {
@@ -30,9 +30,10 @@ struct Progress {
 
 // One line, a JSON object.
 Status ReadLine(const json& j, const std::string& where, Recording& r, Progress& seen) {
-  Members m;
+  JsonMembers m;
   const std::string type = m.Text(j, "", "type");
-  if (!m.error().empty()) return Status::InvalidArgument(fmt::format("{}: {}", where, m.error()));
+  if (!m.error().empty())
+    return Status::InvalidArgument(fmt::format("{}: field {}", where, m.error()));
   if (type == "header") {
     if (Status s = jsonl::ReadHeader(j, where, r); !s.ok()) return s;
     seen.header = true;

@@ -1,8 +1,8 @@
-#include "backends/replay/json_members.h"
+#include "core/json_members.h"
 
 #include <fmt/format.h>
 
-namespace gpuwatch::replay {
+namespace gpuwatch {
 namespace {
 
 // What a value is, for "got ...": numbers and short strings as they are.
@@ -21,28 +21,27 @@ std::string Got(const nlohmann::json& v) {
 
 }  // namespace
 
-const nlohmann::json* Members::Find(const json& object, std::string_view key) {
+const nlohmann::json* JsonMembers::Find(const json& object, std::string_view key) {
   if (!object.is_object()) return nullptr;
   const auto it = object.find(key);
   if (it == object.end() || it->is_null()) return nullptr;
   return &*it;
 }
 
-std::string Members::Path(std::string_view at, std::string_view key) {
+std::string JsonMembers::Path(std::string_view at, std::string_view key) {
   return at.empty() ? std::string(key) : fmt::format("{}.{}", at, key);
 }
 
-std::string Members::Path(std::string_view at, std::string_view key, std::size_t index) {
+std::string JsonMembers::Path(std::string_view at, std::string_view key, std::size_t index) {
   return fmt::format("{}[{}]", Path(at, key), index);
 }
 
-void Members::Wrong(const std::string& path, std::string_view expected, const json& got) {
-  if (error_.empty())
-    error_ = fmt::format("field {}: expected {}, got {}", path, expected, Got(got));
+void JsonMembers::Wrong(const std::string& path, std::string_view expected, const json& got) {
+  if (error_.empty()) error_ = fmt::format("{}: expected {}, got {}", path, expected, Got(got));
 }
 
-std::string Members::Text(const json& object, std::string_view at, std::string_view key,
-                          std::string fallback) {
+std::string JsonMembers::Text(const json& object, std::string_view at, std::string_view key,
+                              std::string fallback) {
   const json* v = Find(object, key);
   if (v == nullptr) return fallback;
   if (!v->is_string()) {
@@ -52,7 +51,8 @@ std::string Members::Text(const json& object, std::string_view at, std::string_v
   return v->get<std::string>();
 }
 
-bool Members::Flag(const json& object, std::string_view at, std::string_view key, bool fallback) {
+bool JsonMembers::Flag(const json& object, std::string_view at, std::string_view key,
+                       bool fallback) {
   const json* v = Find(object, key);
   if (v == nullptr) return fallback;
   if (!v->is_boolean()) {
@@ -62,8 +62,19 @@ bool Members::Flag(const json& object, std::string_view at, std::string_view key
   return v->get<bool>();
 }
 
-const nlohmann::json& Members::Array(const json& object, std::string_view at,
-                                     std::string_view key) {
+std::optional<double> JsonMembers::Number(const json& object, std::string_view at,
+                                          std::string_view key) {
+  const json* v = Find(object, key);
+  if (v == nullptr) return std::nullopt;
+  if (!v->is_number()) {
+    Wrong(Path(at, key), "a number", *v);
+    return std::nullopt;
+  }
+  return v->get<double>();
+}
+
+const nlohmann::json& JsonMembers::Array(const json& object, std::string_view at,
+                                         std::string_view key) {
   static const json kEmpty = json::array();
   const json* v = Find(object, key);
   if (v == nullptr) return kEmpty;
@@ -74,8 +85,8 @@ const nlohmann::json& Members::Array(const json& object, std::string_view at,
   return *v;
 }
 
-const nlohmann::json& Members::Object(const json& object, std::string_view at,
-                                      std::string_view key) {
+const nlohmann::json& JsonMembers::Object(const json& object, std::string_view at,
+                                          std::string_view key) {
   static const json kEmpty = json::object();
   const json* v = Find(object, key);
   if (v == nullptr) return kEmpty;
@@ -86,4 +97,4 @@ const nlohmann::json& Members::Object(const json& object, std::string_view at,
   return *v;
 }
 
-}  // namespace gpuwatch::replay
+}  // namespace gpuwatch

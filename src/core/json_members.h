@@ -1,10 +1,11 @@
-// The members of one JSON Lines line, read with their types checked. A
-// member of the wrong type, or a number out of range, is noted with its
-// path in the line (`devices[0].index: expected an integer from 0 to 63,
-// got "0"`) and its fallback returned, so a reader reads the line through
-// and asks error() once; the first such member is the one named. Absent
-// and null members take their fallback. Never throws (nlohmann's get and
-// value do on a wrong type). One line, one owner.
+// The members of one JSON document (a JSON Lines line of a recording, an
+// answer of a daemon's API), read with their types checked. A member of the
+// wrong type, or a number out of range, is noted with its path in the
+// document (`devices[0].index: expected a whole number from 0 to 63, got
+// "0"`) and its fallback returned, so a reader reads the document through and
+// asks error() once; the first such member is the one named. Absent and null
+// members take their fallback. Never throws (nlohmann's get and value do on a
+// wrong type). One document, one owner.
 #pragma once
 
 #include <cstdint>
@@ -15,17 +16,19 @@
 #include <string_view>
 #include <utility>
 
-namespace gpuwatch::replay {
+namespace gpuwatch {
 
-class Members {
+class JsonMembers {
  public:
   using json = nlohmann::json;
 
-  // `at` is the path of `object` in the line ("devices[0]"; "" for the
-  // line itself), `object` a JSON object.
+  // `at` is the path of `object` in the document ("devices[0]"; "" for the
+  // document itself); `object` need not be an object (then every member is
+  // absent).
   std::string Text(const json& object, std::string_view at, std::string_view key,
                    std::string fallback = {});
   bool Flag(const json& object, std::string_view at, std::string_view key, bool fallback);
+  std::optional<double> Number(const json& object, std::string_view at, std::string_view key);
   template <typename T>
   std::optional<T> Integer(const json& object, std::string_view at, std::string_view key,
                            T lo = std::numeric_limits<T>::min(),
@@ -37,22 +40,23 @@ class Members {
 
   // Notes that `path` should have been `expected` and was `got`.
   void Wrong(const std::string& path, std::string_view expected, const json& got);
-  // "field devices[0].index: expected an integer, got a string"; "" when
-  // every member read so far had its type.
+  // "devices[0].index: expected a whole number, got \"0\""; "" when every
+  // member read so far had its type.
   const std::string& error() const { return error_; }
 
   static std::string Path(std::string_view at, std::string_view key);
   static std::string Path(std::string_view at, std::string_view key, std::size_t index);
+  // The member `key` of `object`, nullptr when absent or null (or `object`
+  // is no object).
+  static const json* Find(const json& object, std::string_view key);
 
  private:
-  // The member `key` of `object`, nullptr when absent or null.
-  static const json* Find(const json& object, std::string_view key);
   std::string error_;
 };
 
 template <typename T>
-std::optional<T> Members::Integer(const json& object, std::string_view at, std::string_view key,
-                                  T lo, T hi) {
+std::optional<T> JsonMembers::Integer(const json& object, std::string_view at, std::string_view key,
+                                      T lo, T hi) {
   const json* v = Find(object, key);
   if (v == nullptr) return std::nullopt;
   bool fits = false;
@@ -77,4 +81,4 @@ std::optional<T> Members::Integer(const json& object, std::string_view at, std::
                                  : static_cast<T>(v->get<std::int64_t>());
 }
 
-}  // namespace gpuwatch::replay
+}  // namespace gpuwatch
