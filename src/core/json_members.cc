@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "core/time_text.h"
+
 namespace gpuwatch {
 namespace {
 
@@ -71,6 +73,16 @@ std::optional<double> JsonMembers::Number(const json& object, std::string_view a
     return std::nullopt;
   }
   return v->get<double>();
+}
+
+std::optional<std::chrono::system_clock::time_point> JsonMembers::Time(const json& object,
+                                                                       std::string_view at,
+                                                                       std::string_view key) {
+  const json* v = Find(object, key);
+  if (v == nullptr) return std::nullopt;
+  const auto t = v->is_string() ? ParseRfc3339(v->get_ref<const std::string&>()) : std::nullopt;
+  if (!t) Wrong(Path(at, key), "an RFC 3339 time (2026-11-30T10:03:38.287Z)", *v);
+  return t;
 }
 
 const nlohmann::json& JsonMembers::Array(const json& object, std::string_view at,

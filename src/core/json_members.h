@@ -8,6 +8,7 @@
 // wrong type). One document, one owner.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -29,6 +30,9 @@ class JsonMembers {
                    std::string fallback = {});
   bool Flag(const json& object, std::string_view at, std::string_view key, bool fallback);
   std::optional<double> Number(const json& object, std::string_view at, std::string_view key);
+  // RFC 3339 text (core/time_text.h's ParseRfc3339).
+  std::optional<std::chrono::system_clock::time_point> Time(const json& object, std::string_view at,
+                                                            std::string_view key);
   template <typename T>
   std::optional<T> Integer(const json& object, std::string_view at, std::string_view key,
                            T lo = std::numeric_limits<T>::min(),

@@ -37,46 +37,6 @@ void PutFields(const FieldArray<S>& fields, json& values, json& unavailable) {
 
 }  // namespace
 
-std::string_view HealthName(DeviceHealth h) {
-  switch (h) {
-    case DeviceHealth::kOk:
-      return "ok";
-    case DeviceHealth::kLost:
-      return "lost";
-    case DeviceHealth::kError:
-      return "error";
-    case DeviceHealth::kStale:
-      return "stale";
-  }
-  return "error";
-}
-
-std::string_view VisibilityName(HostProcess::Visibility v) {
-  switch (v) {
-    case HostProcess::Visibility::kVisible:
-      return "visible";
-    case HostProcess::Visibility::kOtherPidNs:
-      return "other_pid_namespace";
-    case HostProcess::Visibility::kExited:
-      return "exited";
-    case HostProcess::Visibility::kNoPermission:
-      return "no_permission";
-  }
-  return "exited";
-}
-
-std::string_view ProcessTypeName(ProcessSample::Type t) {
-  switch (t) {
-    case ProcessSample::Type::kCompute:
-      return "compute";
-    case ProcessSample::Type::kGraphics:
-      return "graphics";
-    case ProcessSample::Type::kComputeAndGraphics:
-      return "compute+graphics";
-  }
-  return "compute";
-}
-
 json ProcessToJson(const ProcessSample& p) {
   json values = json::object(), unavailable = json::object();
   PutFields(p.fields, values, unavailable);

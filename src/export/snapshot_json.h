@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/sample_json.h"  // the names of health, visibility and process types
 #include "gpuwatch/snapshot.h"
 
 namespace gpuwatch {
@@ -14,8 +15,5 @@ inline constexpr std::string_view kSnapshotSchema = "gpuwatch.snapshot/1";
 nlohmann::json SnapshotToJson(const Snapshot& snapshot, const std::string& hostname);
 nlohmann::json DeviceToJson(const DeviceSample& device);
 nlohmann::json ProcessToJson(const ProcessSample& process);
-std::string_view VisibilityName(HostProcess::Visibility v);
-std::string_view HealthName(DeviceHealth h);  // "ok", "lost", "error", "stale"
-std::string_view ProcessTypeName(ProcessSample::Type t);
 
 }  // namespace gpuwatch

@@ -19,77 +19,6 @@ using nlohmann::json;
 constexpr int kMaxIndex = 1023;  // of a GPU or MIG device: a bound, not a limit of NVML
 constexpr std::int64_t kCenturySeconds = std::int64_t{100} * 365 * 24 * 3600;
 
-// The enumerator whose name (by `name_of`) is `name`, for enums 0..last.
-template <typename Enum, typename NameFn>
-std::optional<Enum> FromName(std::string_view name, Enum last, NameFn name_of) {
-  for (int i = 0; i <= static_cast<int>(last); ++i) {
-    if (name_of(static_cast<Enum>(i)) == name) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
-}
-
-// `owner`'s "fields" (catalogue keys to numbers, text for text fields) and
-// "unavailable" (keys to {"reason", "detail"}) into `out`. Keys of another
-// scope or unknown to this version are skipped.
-template <Scope S>
-void ReadFields(const json& owner, const std::string& at, JsonMembers& m, FieldArray<S>& out) {
-  const std::string values_at = JsonMembers::Path(at, "fields");
-  for (const auto& item : m.Object(owner, at, "fields").items()) {
-    const auto id = FindByKey(item.key());
-    const json& v = item.value();
-    if (!id || !FieldArray<S>::Holds(*id) || v.is_null()) continue;
-    const bool text = Info(*id).unit == Unit::kText;
-    if (text && v.is_string()) {
-      out[*id] = Reading::Text(v.get<std::string>());
-    } else if (!text && v.is_number()) {
-      out[*id] = Reading::Number(v.get<double>());
-    } else {
-      m.Wrong(JsonMembers::Path(values_at, item.key()), text ? "text" : "a number", v);
-    }
-  }
-  const std::string why_at = JsonMembers::Path(at, "unavailable");
-  for (const auto& item : m.Object(owner, at, "unavailable").items()) {
-    const auto id = FindByKey(item.key());
-    if (!id || !FieldArray<S>::Holds(*id)) continue;
-    const std::string path = JsonMembers::Path(why_at, item.key());
-    if (!item.value().is_object()) {
-      m.Wrong(path, "an object", item.value());
-      continue;
-    }
-    out[*id] = Reading::Absent(MissingFromName(m.Text(item.value(), path, "reason")),
-                               m.Text(item.value(), path, "detail"));
-  }
-}
-
-ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) {
-  ProcessSample p;
-  p.pid = m.Integer<std::uint32_t>(j, at, "pid").value_or(0);
-  p.type =
-      FromName(m.Text(j, at, "type"), ProcessSample::Type::kComputeAndGraphics, ProcessTypeName)
-          .value_or(ProcessSample::Type::kCompute);
-  p.gpu_instance_id = m.Integer<std::uint32_t>(j, at, "gpu_instance_id");
-  p.compute_instance_id = m.Integer<std::uint32_t>(j, at, "compute_instance_id");
-  HostProcess& h = p.host;
-  h.visibility =
-      FromName(m.Text(j, at, "visibility"), HostProcess::Visibility::kNoPermission, VisibilityName)
-          .value_or(HostProcess::Visibility::kExited);
-  h.name = m.Text(j, at, "name");
-  h.command = m.Text(j, at, "command");
-  h.user = m.Text(j, at, "user");
-  h.uid = m.Integer<std::uint32_t>(j, at, "uid");
-  h.start_ticks = m.Integer<std::uint64_t>(j, at, "start_ticks").value_or(0);  // not in /1
-  h.start_time = IsoTime(m, j, at, "start_time");
-  h.container_id = m.Text(j, at, "container_id");
-  h.container_runtime = m.Text(j, at, "container_runtime");
-  h.pod_uid = m.Text(j, at, "pod_uid");
-  h.pod = m.Text(j, at, "pod");
-  h.pod_namespace = m.Text(j, at, "namespace");
-  h.container_name = m.Text(j, at, "container");
-  h.slurm_job_id = m.Text(j, at, "slurm_job_id");
-  ReadFields(j, at, m, p.fields);
-  return p;
-}
-
 DeviceSample ReadDevice(const json& d, const std::string& at, JsonMembers& m) {
   DeviceSample ds;
   ds.index = m.Integer<int>(d, at, "index", 0, kMaxIndex).value_or(0);
@@ -144,7 +73,7 @@ host::Lease ReadLease(const json& j, const std::string& at, JsonMembers& m) {
   l.user = m.Text(j, at, "user");
   l.command = m.Text(j, at, "command");
   l.ticket = m.Integer<std::uint64_t>(j, at, "ticket").value_or(0);
-  l.since = IsoTime(m, j, at, "since").value_or(TimePoint{});
+  l.since = m.Time(j, at, "since").value_or(TimePoint{});
   const json& holders = m.Array(j, at, "holders");
   for (std::size_t k = 0; k < holders.size(); ++k) {
     const std::string hat = JsonMembers::Path(at, "holders", k);
@@ -187,7 +116,7 @@ std::optional<host::LeaseTable> ReadLeases(const json& doc, JsonMembers& m) {
     w.command = m.Text(queue[k], at, "command");
     w.count = m.Integer<int>(queue[k], at, "count", 1, 1 << 16).value_or(1);
     w.wants = m.Text(queue[k], at, "wants");
-    w.since = IsoTime(m, queue[k], at, "since").value_or(TimePoint{});
+    w.since = m.Time(queue[k], at, "since").value_or(TimePoint{});
     table.queue.push_back(std::move(w));
   }
   for (const auto& l : table.leases) table.next_ticket = std::max(table.next_ticket, l.ticket + 1);

@@ -38,6 +38,12 @@ Snapshot Sample(int n) {
   p.host.command = "python train.py";
   p.host.start_ticks = 77;
   p.host.container_id = "abc";
+  p.host.container_runtime = "containerd";
+  p.host.pod_uid = "0f1e2d3c";
+  p.host.pod = "trainer-0";
+  p.host.pod_namespace = "ml";
+  p.host.container_name = "main";
+  p.host.start_time = kT0 - seconds(30);
   p.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(5.0 * (n + 1));
   d.processes.push_back(p);
   s.devices.push_back(d);
@@ -75,7 +81,15 @@ TEST_F(Recording, PlaysBackValuesReasonsAndProcesses) {
     ASSERT_EQ(d.processes.size(), 1u);
     EXPECT_EQ(d.processes[0].host.user, "ann");
     EXPECT_EQ(d.processes[0].host.start_ticks, 77u);
-    EXPECT_EQ(d.processes[0].host.container_id, "abc");
+    // The whole identity the live view shows (the API's reader reads the same objects).
+    const HostProcess& h = d.processes[0].host;
+    EXPECT_EQ(h.container_id, "abc");
+    EXPECT_EQ(h.container_runtime, "containerd");
+    EXPECT_EQ(h.pod_uid, "0f1e2d3c");
+    EXPECT_EQ(h.pod, "trainer-0");
+    EXPECT_EQ(h.pod_namespace, "ml");
+    EXPECT_EQ(h.container_name, "main");
+    EXPECT_EQ(h.start_time, std::optional(kT0 - seconds(30)));
     EXPECT_EQ(d.processes[0].fields[FieldId::kProcessUsedMemoryBytes].number(), 5.0 * (i + 1));
     EXPECT_EQ((*b)->Finished(), i == 2);
   }

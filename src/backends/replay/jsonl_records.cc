@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <ctime>
-
 #include "core/json_members.h"
+#include "core/sample_json.h"
+#include "core/time_text.h"
 
 namespace gpuwatch::replay::jsonl {
 namespace {
@@ -12,99 +12,10 @@ namespace {
 using nlohmann::json;
 using TimePoint = std::chrono::system_clock::time_point;
 
-// "2026-11-30T06:13:55.355Z" -> time point; nullopt when malformed or
-// outside the years the clock holds (1678 .. 2262 in nanoseconds).
-std::optional<TimePoint> ParseTime(const std::string& text) {
-  std::tm tm{};
-  const char* rest = strptime(text.c_str(), "%Y-%m-%dT%H:%M:%S", &tm);
-  if (rest == nullptr || tm.tm_year < 0 || tm.tm_year > 300) return std::nullopt;  // 1900..2200
-  std::int64_t ms = 0;
-  if (*rest == '.') {
-    int scale = 100;  // the first three digits of the fraction
-    for (const char* p = rest + 1; *p >= '0' && *p <= '9'; ++p, scale /= 10)
-      ms += (*p - '0') * scale;
-  }
-  return std::chrono::system_clock::from_time_t(timegm(&tm)) + std::chrono::milliseconds(ms);
-}
-
 std::optional<TimePoint> TimeOf(const json& j) {
   const auto it = j.find("time");
   if (it == j.end() || !it->is_string()) return std::nullopt;
-  return ParseTime(it->get<std::string>());
-}
-
-// `values` (objects, at `values_at` and `why_at` in the line) maps field
-// keys to numbers (text for text fields), `unavailable` to reasons; keys
-// this version does not know are skipped (a newer recording's field).
-template <Scope S>
-void ReadFields(const json& values, const std::string& values_at, const json& unavailable,
-                const std::string& why_at, JsonMembers& m, FieldArray<S>& out) {
-  for (const auto& item : values.items()) {
-    const std::string& key = item.key();
-    const json& v = item.value();
-    const auto id = FindByKey(key);
-    if (!id || !FieldArray<S>::Holds(*id) || v.is_null()) continue;
-    const bool text = Info(*id).unit == Unit::kText;
-    if (text && v.is_string()) {
-      out[*id] = Reading::Text(v.get<std::string>());
-    } else if (!text && v.is_number()) {
-      out[*id] = Reading::Number(v.get<double>());
-    } else {
-      m.Wrong(JsonMembers::Path(values_at, key), text ? "text" : "a number", v);
-    }
-  }
-  for (const auto& item : unavailable.items()) {
-    const std::string& key = item.key();
-    const json& why = item.value();
-    const auto id = FindByKey(key);
-    if (!id || !FieldArray<S>::Holds(*id)) continue;
-    std::string reason;
-    std::string detail;
-    if (why.is_object()) {
-      const std::string path = JsonMembers::Path(why_at, key);
-      reason = m.Text(why, path, "reason");
-      detail = m.Text(why, path, "detail");
-    } else if (why.is_string()) {
-      reason = why.get<std::string>();
-    } else if (!why.is_null()) {
-      m.Wrong(JsonMembers::Path(why_at, key), "a reason (text or an object)", why);
-    }
-    out[*id] = Reading::Absent(MissingFromName(reason), detail);
-  }
-}
-
-HostProcess::Visibility VisibilityFrom(const std::string& name) {
-  if (name == "visible") return HostProcess::Visibility::kVisible;
-  if (name == "other_pid_namespace") return HostProcess::Visibility::kOtherPidNs;
-  if (name == "no_permission") return HostProcess::Visibility::kNoPermission;
-  return HostProcess::Visibility::kExited;
-}
-
-ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) {
-  ProcessSample p;
-  p.pid = m.Integer<std::uint32_t>(j, at, "pid").value_or(0);
-  const std::string type = m.Text(j, at, "type", "compute");
-  p.type = type == "graphics"           ? ProcessSample::Type::kGraphics
-           : type == "compute+graphics" ? ProcessSample::Type::kComputeAndGraphics
-                                        : ProcessSample::Type::kCompute;
-  p.gpu_instance_id = m.Integer<std::uint32_t>(j, at, "gpu_instance_id");
-  p.compute_instance_id = m.Integer<std::uint32_t>(j, at, "compute_instance_id");
-  HostProcess& h = p.host;
-  h.visibility = VisibilityFrom(m.Text(j, at, "visibility", "exited"));
-  h.name = m.Text(j, at, "name");
-  h.command = m.Text(j, at, "command");
-  h.user = m.Text(j, at, "user");
-  h.uid = m.Integer<std::uint32_t>(j, at, "uid");
-  h.start_ticks = m.Integer<std::uint64_t>(j, at, "start_ticks").value_or(0);
-  const std::string start_time = m.Text(j, at, "start_time");
-  if (!start_time.empty()) h.start_time = ParseTime(start_time);
-  h.container_id = m.Text(j, at, "container_id");
-  h.container_runtime = m.Text(j, at, "container_runtime");
-  h.pod_uid = m.Text(j, at, "pod_uid");
-  h.slurm_job_id = m.Text(j, at, "slurm_job_id");
-  ReadFields(m.Object(j, at, "fields"), JsonMembers::Path(at, "fields"),
-             m.Object(j, at, "unavailable"), JsonMembers::Path(at, "unavailable"), m, p.fields);
-  return p;
+  return ParseRfc3339(it->get_ref<const std::string&>());
 }
 
 DeviceHealth HealthFrom(const std::string& name) {
@@ -112,14 +23,6 @@ DeviceHealth HealthFrom(const std::string& name) {
   if (name == "error") return DeviceHealth::kError;
   if (name == "stale") return DeviceHealth::kStale;  // the last values again: not analysed
   return DeviceHealth::kOk;
-}
-
-template <typename Enum, typename NameFn>
-std::optional<Enum> FromName(std::string_view name, Enum last, NameFn name_of) {
-  for (int i = 0; i <= static_cast<int>(last); ++i) {
-    if (name_of(static_cast<Enum>(i)) == name) return static_cast<Enum>(i);
-  }
-  return std::nullopt;
 }
 
 // `key` of `j` when present and not null; an error when it has another
@@ -245,7 +148,7 @@ Status ReadHeader(const json& j, const std::string& where, Recording& r) {
   }
   r.info.demo = m.Flag(j, "", "demo", false);
   r.hostname = m.Text(j, "", "hostname");
-  ReadFields(m.Object(j, "", "host"), "host", json::object(), "", m, r.host);
+  ReadFieldValues(m.Object(j, "", "host"), "host", m, r.host);
   const json& devices = m.Array(j, "", "devices");
   // Every header adds its GPUs (a file recorded twice holds two).
   if (r.facts.size() + devices.size() > static_cast<std::size_t>(kMaxRecordedGpus))
@@ -256,9 +159,7 @@ Status ReadHeader(const json& j, const std::string& where, Recording& r) {
     if (!devices[i].is_object()) {
       m.Wrong(at, "an object", devices[i]);
     } else {
-      ReadFields(m.Object(devices[i], at, "fields"), JsonMembers::Path(at, "fields"),
-                 m.Object(devices[i], at, "unavailable"), JsonMembers::Path(at, "unavailable"), m,
-                 f);
+      ReadFields(devices[i], at, m, f);
     }
     r.facts.push_back(std::move(f));
   }
@@ -286,8 +187,7 @@ Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
     ds.index = m.Integer<int>(d, at, "index", 0, kMaxRecordedGpus - 1).value_or(0);
     ds.health = HealthFrom(m.Text(d, at, "health", "ok"));
     ds.health_detail = m.Text(d, at, "health_detail");
-    ReadFields(m.Object(d, at, "fields"), JsonMembers::Path(at, "fields"),
-               m.Object(d, at, "unavailable"), JsonMembers::Path(at, "unavailable"), m, ds.fields);
+    ReadFields(d, at, m, ds.fields);
     const json& processes = m.Array(d, at, "processes");
     if (processes.size() > kMaxRecordedProcesses) {
       return TooMany(fmt::format("{}: {}", where, at), "processes", processes.size(),
