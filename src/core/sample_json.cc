@@ -119,4 +119,17 @@ ProcessSample ReadProcess(const json& j, const std::string& at, JsonMembers& m) 
   return p;
 }
 
+void ReadProcesses(const json& device, const std::string& at, JsonMembers& m,
+                   std::vector<ProcessSample>& out) {
+  const json& processes = m.Array(device, at, "processes");
+  for (std::size_t k = 0; k < processes.size(); ++k) {
+    const std::string pat = JsonMembers::Path(at, "processes", k);
+    if (!processes[k].is_object()) {
+      m.Wrong(pat, "an object", processes[k]);
+      continue;
+    }
+    out.push_back(ReadProcess(processes[k], pat, m));
+  }
+}
+
 }  // namespace gpuwatch

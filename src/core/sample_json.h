@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/json_members.h"
 #include "gpuwatch/snapshot.h"
@@ -42,5 +43,8 @@ void ReadFields(const nlohmann::json& owner, const std::string& at, JsonMembers&
                 FieldArray<S>& out);
 // A process object, as ProcessToJson writes it.
 ProcessSample ReadProcess(const nlohmann::json& j, const std::string& at, JsonMembers& m);
+// The process objects of `device`'s "processes", appended to `out`.
+void ReadProcesses(const nlohmann::json& device, const std::string& at, JsonMembers& m,
+                   std::vector<ProcessSample>& out);
 
 }  // namespace gpuwatch

@@ -33,15 +33,7 @@ DeviceSample ReadDevice(const json& d, const std::string& at, JsonMembers& m) {
   ds.health = h.value_or(DeviceHealth::kError);
   if (!h && ds.health_detail.empty()) ds.health_detail = "health \"" + health + "\"";
   ReadFields(d, at, m, ds.fields);
-  const json& processes = m.Array(d, at, "processes");
-  for (std::size_t k = 0; k < processes.size(); ++k) {
-    const std::string pat = JsonMembers::Path(at, "processes", k);
-    if (!processes[k].is_object()) {
-      m.Wrong(pat, "an object", processes[k]);
-      continue;
-    }
-    ds.processes.push_back(ReadProcess(processes[k], pat, m));
-  }
+  ReadProcesses(d, at, m, ds.processes);
   return ds;
 }
 

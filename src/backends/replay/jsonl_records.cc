@@ -188,19 +188,9 @@ Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
     ds.health = HealthFrom(m.Text(d, at, "health", "ok"));
     ds.health_detail = m.Text(d, at, "health_detail");
     ReadFields(d, at, m, ds.fields);
-    const json& processes = m.Array(d, at, "processes");
-    if (processes.size() > kMaxRecordedProcesses) {
-      return TooMany(fmt::format("{}: {}", where, at), "processes", processes.size(),
-                     kMaxRecordedProcesses);
-    }
-    for (std::size_t k = 0; k < processes.size(); ++k) {
-      const std::string pat = JsonMembers::Path(at, "processes", k);
-      if (!processes[k].is_object()) {
-        m.Wrong(pat, "an object", processes[k]);
-        continue;
-      }
-      ds.processes.push_back(ReadProcess(processes[k], pat, m));
-    }
+    if (const std::size_t n = m.Array(d, at, "processes").size(); n > kMaxRecordedProcesses)
+      return TooMany(fmt::format("{}: {}", where, at), "processes", n, kMaxRecordedProcesses);
+    ReadProcesses(d, at, m, ds.processes);
     s.devices.push_back(std::move(ds));
   }
   if (Status st = Checked(m, where); !st.ok()) return st;
