@@ -103,7 +103,7 @@ else
 fi
 
 step "fuzzing every parser (bounded: 30 s or 200000 inputs each, $JOBS at a time)"
-fuzzers="smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer http_fuzzer"
+fuzzers="smi_query_fuzzer proc_fuzzer scenario_fuzzer rules_fuzzer lease_fuzzer http_fuzzer documents_fuzzer"
 # One fuzzer on a fresh copy of its corpus; its verdict goes to build/fuzz/NAME.result.
 fuzz_one() {
   local f=$1 corpus
