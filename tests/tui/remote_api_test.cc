@@ -436,8 +436,10 @@ TEST(ParseSnapshotDocument, SaysWhatIsNotTheApi) {
             kNot + "devices[1].fields.memory_used_bytes: expected a number, got \"lots\"");
   EXPECT_EQ(with([](json& d) { d["devices"][0]["fields"]["name"] = 5; }),
             kNot + "devices[0].fields.name: expected text, got 5");
-  EXPECT_EQ(with([](json& d) { d["devices"][0]["unavailable"]["fan_speed_ratio"] = 1; }),
-            kNot + "devices[0].unavailable.fan_speed_ratio: expected a reason (text or an object), got 1");
+  EXPECT_EQ(
+      with([](json& d) { d["devices"][0]["unavailable"]["fan_speed_ratio"] = 1; }),
+      kNot +
+          "devices[0].unavailable.fan_speed_ratio: expected a reason (text or an object), got 1");
   EXPECT_EQ(with([](json& d) { d["devices"][0]["processes"][0]["start_time"] = "yesterday"; }),
             kNot +
                 "devices[0].processes[0].start_time: expected an RFC 3339 time "
