@@ -18,13 +18,6 @@ std::optional<TimePoint> TimeOf(const json& j) {
   return ParseRfc3339(it->get_ref<const std::string&>());
 }
 
-DeviceHealth HealthFrom(const std::string& name) {
-  if (name == "lost") return DeviceHealth::kLost;
-  if (name == "error") return DeviceHealth::kError;
-  if (name == "stale") return DeviceHealth::kStale;  // the last values again: not analysed
-  return DeviceHealth::kOk;
-}
-
 // `key` of `j` when present and not null; an error when it has another
 // type, or is a number T cannot hold.
 template <typename T>
@@ -185,7 +178,9 @@ Result<RecordedSample> ReadSample(const json& j, const std::string& where) {
     }
     DeviceSample ds;
     ds.index = m.Integer<int>(d, at, "index", 0, kMaxRecordedGpus - 1).value_or(0);
-    ds.health = HealthFrom(m.Text(d, at, "health", "ok"));
+    // "stale": the last values again, not analysed; a name this version does not know: ok.
+    ds.health = FromName(m.Text(d, at, "health"), DeviceHealth::kStale, HealthName)
+                    .value_or(DeviceHealth::kOk);
     ds.health_detail = m.Text(d, at, "health_detail");
     ReadFields(d, at, m, ds.fields);
     if (const std::size_t n = m.Array(d, at, "processes").size(); n > kMaxRecordedProcesses)
