@@ -17,7 +17,7 @@ def _csv(name: str, items: Optional[Iterable[int]]):
 
 
 def sweep(command: Sequence[str], values: Optional[Iterable[int]] = None, *, search: bool = False,
-          until_oom: bool = False, concurrency: Optional[Iterable[int]] = None,
+          bisect: bool = False, until_oom: bool = False, concurrency: Optional[Iterable[int]] = None,
           steps: Optional[int] = None, seconds: Optional[str] = None,
           margin: Optional[str] = None, gpus: Optional[str] = None,
           options: Sequence[str] = (), timeout: Optional[float] = None) -> dict:
@@ -36,6 +36,8 @@ def sweep(command: Sequence[str], values: Optional[Iterable[int]] = None, *, sea
             *_csv("concurrency", concurrency)]
     if search:
         argv.append("--search")
+    if bisect:
+        argv.append("--bisect")
     if until_oom:
         argv.append("--until-oom")
     for flag, value in (("--steps", steps), ("--seconds", seconds), ("--margin", margin),

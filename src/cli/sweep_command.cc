@@ -1,5 +1,5 @@
-// `gpuwatch sweep [--values 8,16,32] [--search | --until-oom | --concurrency
-// 1,2,4] -- CMD ... {bs} ...`: runs the command once per value on one GPU
+// `gpuwatch sweep [--values 8,16,32] [--search | --bisect | --until-oom |
+// --concurrency 1,2,4] -- CMD ... {bs} ...`: runs the command once per value on one GPU
 // (chosen and leased like `run --gpus auto:1`, or --gpus N), each run bounded
 // by --steps and --seconds, and says how its memory grows, the largest value
 // that fits with --margin, where it runs out of memory, or how many copies
@@ -35,12 +35,13 @@ using Mode = sweep::SweepResult::Mode;
 struct SweepArgs {
   std::string values;
   bool search = false;
+  bool bisect = false;
   bool until_oom = false;
   std::string concurrency;
   std::uint64_t steps = 50;
   std::string seconds = "20s";
   std::string margin = "10%";
-  int max_trials = 16;
+  int max_trials = -1;  // not given: 16, or 40 for --bisect
   long max_value = 1L << 20;
   std::string interval = "100ms";
   std::string gpus = "auto:1";
@@ -112,11 +113,13 @@ Result<engine::SweepPlan> Plan(const CommonArgs& common, SweepArgs& args,
         "python train.py --batch-size {bs}");
   }
   engine::SweepPlan plan;
-  const int modes = args.search + args.until_oom + !args.concurrency.empty();
+  const int modes = args.search + args.bisect + args.until_oom + !args.concurrency.empty();
   if (modes > 1) {
-    return Status::InvalidArgument("choose one of --search, --until-oom and --concurrency");
+    return Status::InvalidArgument(
+        "choose one of --search, --bisect, --until-oom and --concurrency");
   }
   plan.mode = args.search                 ? Mode::kSearch
+              : args.bisect               ? Mode::kBisect
               : args.until_oom            ? Mode::kUntilOom
               : !args.concurrency.empty() ? Mode::kConcurrency
                                           : Mode::kValues;
@@ -150,16 +153,22 @@ Result<engine::SweepPlan> Plan(const CommonArgs& common, SweepArgs& args,
       return Status::InvalidArgument(fmt::format(
           "the command has no {{bs}} for the values to go in: \"{}\"", args.command.front()));
     }
-    // Without --values: 8, 16 and two runs the fit places towards the edge.
-    auto v =
-        PositiveList<long>("--values", args.values.empty() ? "8,16" : args.values, args.max_value);
+    // Without --values: 8, 16 and two runs the fit places towards the edge;
+    // --bisect doubles from 8, as Lightning's BatchSizeFinder would.
+    const bool bisect = plan.mode == Mode::kBisect;
+    auto v = PositiveList<long>("--values",
+                                !args.values.empty() ? args.values
+                                : bisect             ? "8"
+                                                     : "8,16",
+                                args.max_value);
     if (!v) return v.error();
     plan.values = *v;
-    if (args.values.empty()) plan.placed = 2;
+    if (args.values.empty() && !bisect) plan.placed = 2;
   }
   auto margin = Margin(args.margin);
   if (!margin) return margin.error();
   plan.margin = *margin;
+  if (args.max_trials == -1) args.max_trials = plan.mode == Mode::kBisect ? 40 : 16;
   if (args.max_trials < 1) return Status::InvalidArgument("--max-trials: must be 1 or more");
   plan.max_trials = args.max_trials;
   plan.max_value = args.max_value;
@@ -317,6 +326,10 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
       "an eighth and a quarter of its largest batch, at least doubling)");
   s->add_flag("--search", args->search,
               "Then find the out-of-memory boundary: predicted from the fit, confirmed around it");
+  s->add_flag("--bisect", args->bisect,
+              "Then find the boundary by doubling from the first value (default 8) and "
+              "bisection, without the fit (Lightning's BatchSizeFinder; what --search is "
+              "measured against)");
   s->add_flag("--until-oom", args->until_oom,
               "Then double the value until the first out-of-memory (a stress test)");
   s->add_option("--concurrency", args->concurrency,
@@ -327,7 +340,8 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
   s->add_option("--margin", args->margin,
                 "Free memory kept back for the largest batch (default 10%)");
   s->add_option("--max-trials", args->max_trials,
-                "Runs --search and --until-oom may make, the values included (default 16)");
+                "Runs --search, --bisect and --until-oom may make, the values included (default "
+                "16; 40 for --bisect)");
   s->add_option("--max-value", args->max_value, "The largest value tried (default 1048576)");
   s->add_option("-i,--interval", args->interval, "Time between samples (default 100ms)");
   s->add_option("--gpus", args->gpus,

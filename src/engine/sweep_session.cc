@@ -79,7 +79,7 @@ void Conclude(const SweepPlan& plan, sweep::SweepResult& s) {
   } else {
     s.fit_note = fit.error().message();
   }
-  if (plan.mode == Mode::kSearch || plan.mode == Mode::kUntilOom) {
+  if (plan.mode == Mode::kSearch || plan.mode == Mode::kBisect || plan.mode == Mode::kUntilOom) {
     s.boundary = sweep::BoundaryOf(Trials(s.runs));
     if (plan.mode == Mode::kSearch && s.boundary->found() && !plan.values.empty()) {
       s.doubling_trials =
@@ -133,12 +133,13 @@ sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const Sw
     return probe.capacity ? probe.capacity->largest : std::optional<long>();
   };
   const auto ran_out = [&] { return sweep::BoundaryOf(Trials(s.runs)).smallest_oom.has_value(); };
+  const bool searching = plan.mode == Mode::kSearch || plan.mode == Mode::kBisect;
   bool go_on = true;
   for (long v : plan.values) {
     if (!(go_on = run(v, 1))) break;
     // Larger values need more memory: after an out-of-memory only --search
-    // goes on, below it.
-    if (s.runs.back().verdict == sweep::RunVerdict::kOom && plan.mode != Mode::kSearch) break;
+    // and --bisect go on, below it.
+    if (s.runs.back().verdict == sweep::RunVerdict::kOom && !searching) break;
   }
   // The placed runs go up from the last value; once one ran out of memory
   // the ceiling is known and there is nothing to place.
@@ -148,12 +149,16 @@ sweep::SweepResult RunSweep(SweepRunner& runner, const SweepPlan& plan, const Sw
     go_on = run(v, 1);
   }
   const std::size_t given = s.runs.size();
-  while (go_on && (plan.mode == Mode::kSearch || plan.mode == Mode::kUntilOom) &&
+  while (go_on && (searching || plan.mode == Mode::kUntilOom) &&
          static_cast<int>(s.runs.size()) < plan.max_trials) {
+    // --bisect consults no fit: without a prediction the search doubles,
+    // then bisects.
     const std::optional<long> next =
         plan.mode == Mode::kUntilOom
             ? sweep::NextUntilOom(Trials(s.runs), plan.max_value)
-            : sweep::NextSearchValue(Trials(s.runs), predicted(), plan.max_value, given);
+            : sweep::NextSearchValue(Trials(s.runs),
+                                     plan.mode == Mode::kSearch ? predicted() : std::nullopt,
+                                     plan.max_value, given);
     if (!next) break;
     go_on = run(*next, 1);
   }

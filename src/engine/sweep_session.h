@@ -1,5 +1,5 @@
-// A whole `gpuwatch sweep`: which runs to make (the values; then --search's
-// or --until-oom's next values from the planner; or each --concurrency
+// A whole `gpuwatch sweep`: which runs to make (the values; then --search's,
+// --bisect's or --until-oom's next values from the planner; or each --concurrency
 // level), made one after another on a SweepRunner, and what they add up to
 // (the fit, the largest value under the margin, the boundary, the
 // concurrency verdict). Stops at the first run that fails for another
@@ -23,7 +23,7 @@ struct SweepPlan {
   std::vector<int> concurrency;  // copies per level (kConcurrency)
   double margin = 0.10;
   long max_value = 1L << 20;
-  int max_trials = 16;  // search and until-oom, initial values included
+  int max_trials = 16;  // search, bisect and until-oom, initial values included
 };
 
 struct SweepHooks {

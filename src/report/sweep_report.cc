@@ -98,11 +98,12 @@ Status CheckSweepDocument(const json& doc, std::string_view where) {
                fmt::format("expected \"{}\", found {}", kSweepSchema,
                            schema == doc.end() ? std::string("nothing") : Shown(*schema)));
   }
-  static const std::set<std::string> kModes = {"values", "search", "until-oom", "concurrency"};
+  static const std::set<std::string> kModes = {"values", "search", "bisect", "until-oom",
+                                               "concurrency"};
   const auto mode = doc.find("mode");
   if (mode == doc.end() || !mode->is_string() || !kModes.count(mode->get<std::string>())) {
     return Bad(where, "mode",
-               "expected values, search, until-oom or concurrency, found " +
+               "expected values, search, bisect, until-oom or concurrency, found " +
                    (mode == doc.end() ? std::string("nothing") : Shown(*mode)));
   }
   for (const char* key : {"total_memory_bytes", "free_memory_bytes", "margin"}) {

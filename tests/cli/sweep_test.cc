@@ -126,6 +126,42 @@ TEST_F(Sweep, SearchFindsTheBoundaryToOnePercentInFewerTrialsThanDoubling) {
             j["boundary"]["doubling_bisection_trials"].get<int>());
 }
 
+// --bisect, --search's baseline, doubles from 8 and bisects without the fit:
+// it makes as many runs as --search said doubling + bisection would, and finds
+// the same boundary.
+TEST_F(Sweep, BisectDoublesFromEightThenBisectsAsSearchCountsIt) {
+  const auto search = Json(Run("--values 8,16,32 --search --json -"));
+  const Out r = Run("--bisect --json -");
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto j = Json(r);
+  EXPECT_EQ(j["mode"], "bisect");
+  ASSERT_TRUE(j["boundary"]["found"].get<bool>()) << j.dump(1);
+  const long boundary =
+      static_cast<long>((j["free_memory_bytes"].get<double>() - 2 * kGiB) / (48 * kMiB));
+  ExpectBoundaryToOnePercent(j, boundary);
+  EXPECT_EQ(j["boundary"]["trials"].get<int>(),
+            search["boundary"]["doubling_bisection_trials"].get<int>());
+  EXPECT_TRUE(j["boundary"]["doubling_bisection_trials"].is_null());
+  // Doubling from 8 up to the first out-of-memory, then every run inside the
+  // bracket of the runs before it.
+  const auto& runs = j["runs"];
+  long value = 8, lo = 0, hi = 0;
+  std::size_t i = 0;
+  for (; i < runs.size() && runs[i]["result"] == "fits"; ++i, value *= 2) {
+    EXPECT_EQ(runs[i]["value"].get<long>(), value) << runs.dump();
+    lo = value;
+  }
+  ASSERT_LT(i, runs.size());
+  EXPECT_EQ(runs[i]["value"].get<long>(), value) << runs.dump();
+  hi = value;
+  for (++i; i < runs.size(); ++i) {
+    const long v = runs[i]["value"].get<long>();
+    EXPECT_EQ(v, lo + (hi - lo) / 2) << runs.dump();
+    (runs[i]["result"] == "fits" ? lo : hi) = v;
+  }
+  EXPECT_NE(Run("--bisect").out.find("trials by doubling + bisection"), std::string::npos);
+}
+
 // A job whose caching allocator frees its cache short of memory (10 % of
 // what NVML shows with room to spare): fitting NVML's memory would predict
 // 10 % short of the boundary; the fit of what each run needs lands on it.
@@ -332,6 +368,8 @@ TEST_F(Sweep, BadInputIsRefusedNamingTheProblem) {
            {"--values -4", "--batch {bs}", "is not a whole number"},
            {"--values 8,16", "--batch 8", "the command has no {bs}"},
            {"--search --until-oom", "--batch {bs}", "choose one of"},
+           {"--search --bisect", "--batch {bs}", "choose one of --search, --bisect"},
+           {"--bisect --max-trials 0", "--batch {bs}", "--max-trials: must be 1 or more"},
            {"--concurrency 1,2", "--batch {bs}", "give --values N"},
            {"--values 8,16 --concurrency 1,2", "--batch {bs}", "at one value"},
            {"--values 8 --concurrency 2,1", "--batch {bs}", "increasing order"},

@@ -4,21 +4,26 @@
 # starts the torch training loop, then times the first reads of the probes
 # behind the 28 fields of bench/side_by_side.py on 1, 2, 4 and 8 threads, each
 # in a fresh process (a first read is cold only once a process), alternating,
-# 15 rounds; prints the medians. Carry .devtree: .devtree/include/sqlite3.h
-# (the machine has only the .so) and .devtree/web (node web/build.mjs --outdir
-# .devtree/web). Writes $OUT/read_threads.txt.
+# 15 rounds; prints the medians. Carry .devtree: bin/bench/query_phases from a
+# release build made here (with lib/ as for run_sweep_h200.sh), else
+# include/sqlite3.h to build it there (release_build.sh). Writes
+# $OUT/read_threads.txt.
 set -u
 OUT=${OUT:-/tmp/gpuwatch-out}
 mkdir -p "$OUT"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=/tmp/gw-build-threads
-. "$ROOT/tests/gpu/release_build.sh"
-release_build $B "$OUT/build.log" query_phases || exit 1
+QP=$ROOT/.devtree/bin/bench/query_phases
+if [ ! -x "$QP" ]; then
+  . "$ROOT/tests/gpu/release_build.sh"
+  release_build /tmp/gw-build-threads "$OUT/build.log" query_phases || exit 1
+  QP=/tmp/gw-build-threads/bench/query_phases
+fi
+export LD_LIBRARY_PATH=$ROOT/.devtree/lib
 FIELDS=$(cd "$ROOT/bench" && python3 -c "import side_by_side; print(side_by_side.FIELDS)")
 python3 "$ROOT/tests/gpu/train_loop.py" --seconds 240 --hold-gib 8 >/tmp/train.log 2>&1 &
 TRAIN=$!
 sleep 15
-python3 - "$B/bench/query_phases" "$FIELDS" <<'PY' | tee "$OUT/read_threads.txt"
+python3 - "$QP" "$FIELDS" <<'PY' | tee "$OUT/read_threads.txt"
 import re, statistics, subprocess, sys
 qp, fields = sys.argv[1], sys.argv[2]
 threads = [1, 2, 4, 8]
@@ -40,6 +45,6 @@ for k in threads:
           f"  ({med / base:.2f} of one thread)")
 PY
 echo "== phases of the serial path (5 fresh processes)"
-for i in 1 2 3 4 5; do "$B/bench/query_phases"; done | tee -a "$OUT/read_threads.txt"
+for i in 1 2 3 4 5; do "$QP"; done | tee -a "$OUT/read_threads.txt"
 kill $TRAIN 2>/dev/null; wait $TRAIN 2>/dev/null
 exit 0

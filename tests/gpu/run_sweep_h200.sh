@@ -11,10 +11,13 @@
 #  1. `sweep --search` on ResNet-50 and on a GPT-2-size decoder (tests/gpu/sweep_models.py),
 #     each from the default 4 small runs (8, 16 and two the fit places); the table, the JSON and the wall
 #     time of each into $OUT.
+#  1b. (PART=compare) the same `sweep --search` then `sweep --bisect` (doubling from 8 and
+#     bisection, no fit: Lightning's BatchSizeFinder) of each model, one after the other on the
+#     same GPU, so their trials and wall times compare.
 #  2. `sweep --concurrency 1,2,3,4` of a small MLP.
 #  3. A torch training loop and JAX's pre-allocation under `gpuwatch run` (the summaries
 #     docs/real-gpu.md records).
-# PART=search runs 1 only, PART=conc 2 only, PART=rest 2 and 3; all by default (about 8
+# PART=search runs 1 only, PART=compare 1b only, PART=conc 2 only, PART=rest 2 and 3; all by default (about 8
 # minutes); MODELS picks the models of 1. CONC_BATCH is the MLP's batch for 2 (4096: it fills the GPU alone).
 set -u
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
@@ -29,7 +32,7 @@ PART=${PART:-all}
 timed() {  # NAME CMD...: the command's stdout and stderr to $OUT/NAME.txt, its wall time after
   local name=$1; shift
   local t0=$(date +%s%N)
-  timeout 240 "$@" > "$OUT/$name.txt" 2>&1
+  timeout ${LIMIT:-240} "$@" > "$OUT/$name.txt" 2>&1
   local rc=$?
   echo "exit $rc, wall $(( ($(date +%s%N) - t0) / 1000000 )) ms" >> "$OUT/$name.txt"
   tail -6 "$OUT/$name.txt"
@@ -41,8 +44,16 @@ if [ "$PART" = all ] || [ "$PART" = search ]; then
       -- python3 tests/gpu/sweep_models.py $model --batch {bs}
   done
 fi
+if [ "$PART" = compare ]; then
+  for model in ${MODELS:-resnet50 gpt2}; do
+    for how in search bisect; do
+      LIMIT=450 timed $how-$model $GW sweep --$how --steps 5 --seconds 60 \
+        --json "$OUT/$how-$model.json" -- python3 tests/gpu/sweep_models.py $model --batch {bs}
+    done
+  done
+fi
 CONC_BATCH=${CONC_BATCH:-4096}
-if [ "$PART" != search ]; then
+if [ "$PART" != search ] && [ "$PART" != compare ]; then
   timed sweep-mlp$CONC_BATCH-concurrency $GW sweep --values $CONC_BATCH --concurrency 1,2,3,4 \
     --steps 0 --seconds 20 -- python3 tests/gpu/sweep_models.py mlp --batch {bs}
 fi
@@ -52,4 +63,4 @@ if [ "$PART" = all ] || [ "$PART" = rest ]; then
   timed run-jax $GW run --interval 500ms --json "$OUT/run_jax.json" -- python3 jax_prealloc.py 25
 fi
 # The device tool returns a few files: one archive of them all.
-tar czf /tmp/sweep_h200.tgz -C "$OUT" . && rm -f "$OUT"/* && mv /tmp/sweep_h200.tgz "$OUT/"
+tar czf /tmp/sweep_h200-$PART.tgz -C "$OUT" . && rm -f "$OUT"/* && mv /tmp/sweep_h200-$PART.tgz "$OUT/"

@@ -22,6 +22,8 @@ std::string ModeName(SweepResult::Mode m) {
       return "values";
     case SweepResult::Mode::kSearch:
       return "search";
+    case SweepResult::Mode::kBisect:
+      return "bisect";
     case SweepResult::Mode::kUntilOom:
       return "until-oom";
     case SweepResult::Mode::kConcurrency:
@@ -108,8 +110,9 @@ void RenderBoundary(const SweepResult& s, std::string& out) {
   if (b.smallest_oom && !b.largest_fit) line += " (no value fit)";
   if (!b.smallest_oom && b.largest_fit) line += " (no value ran out of memory)";
   const long trials = static_cast<long>(s.runs.size());
-  if (s.mode == SweepResult::Mode::kSearch) {
+  if (s.mode == SweepResult::Mode::kSearch || s.mode == SweepResult::Mode::kBisect) {
     line += fmt::format("; {} in {} trials", b.found() ? "found" : "not found", trials);
+    if (s.mode == SweepResult::Mode::kBisect) line += " by doubling + bisection";
     if (s.doubling_trials) line += fmt::format(" (doubling + bisection: {})", *s.doubling_trials);
   }
   out += line + "\n";

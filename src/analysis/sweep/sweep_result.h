@@ -54,7 +54,9 @@ struct RunRecord {
 };
 
 struct SweepResult {
-  enum class Mode { kValues, kSearch, kUntilOom, kConcurrency };
+  // kBisect: --search's baseline, doubling from the first value then
+  // bisection, no fit consulted (Lightning's BatchSizeFinder).
+  enum class Mode { kValues, kSearch, kBisect, kUntilOom, kConcurrency };
   Mode mode = Mode::kValues;
   std::vector<std::string> command;
   int gpu = 0;
@@ -69,7 +71,7 @@ struct SweepResult {
   std::string fit_note;  // why there is no fit
   std::optional<Capacity> capacity;
   std::optional<Boundary> boundary;
-  std::optional<int> doubling_trials;  // what doubling + bisection would need
+  std::optional<int> doubling_trials;  // kSearch: what doubling + bisection would need
   std::optional<long> configured;      // --until-oom: the first value
   std::optional<ConcurrencyVerdict> holds;
   std::string stopped;  // why the sweep ended early; "" when it did not
