@@ -76,9 +76,12 @@ struct LeaseTable {
 inline constexpr std::size_t kMaxLeaseFileBytes = std::size_t{1} << 20;
 inline constexpr std::size_t kMaxLeaseEntries = 4096;  // leases, and waiters in the queue
 
-// The file's text and back. Parse errors name the entry and the problem.
+// The file's text and back (lease_table.cc). Parse errors name the entry and
+// the problem.
 Result<LeaseTable> ParseLeaseTable(std::string_view text);
 std::string LeaseTableToJson(const LeaseTable& table);
+// "lease file: SIZE bytes, more than the ... a lease file may hold".
+std::string LeaseFileTooLarge(std::string_view size);
 
 // Whether processes live, through a /proc directory (the host's under
 // --host-proc). Zombies count as dead: they hold no GPU.
