@@ -136,8 +136,12 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
       err << command_name << ": " << line << "\n" << std::flush;
     }
   };
-  const auto read_gpus = [&source] {
-    return CollectOnce(*source.backend, source.resolver.get(), CollectOptions{});
+  // Only what choosing reads: a one-shot select is a hot path.
+  CollectOptions collect;
+  collect.fields = select::SelectionFields();
+  collect.processes = !request.criteria.free_users.empty();
+  const auto read_gpus = [&source, collect] {
+    return CollectOnce(*source.backend, source.resolver.get(), collect);
   };
   const host::LeaseBook book = MachineLeaseBook();
   auto outcome = Claim(request, book, read_gpus, progress, engine::PendingSignal);

@@ -106,6 +106,16 @@ std::optional<std::string> ByUuid(std::string_view entry, const Snapshot& s) {
 
 }  // namespace
 
+FieldMask SelectionFields() {
+  FieldMask m;
+  for (FieldId id :
+       {FieldId::kMigMode, FieldId::kUuid, FieldId::kName, FieldId::kMemoryTotalBytes,
+        FieldId::kMemoryFreeBytes, FieldId::kMemoryUsedBytes, FieldId::kUtilizationGpuRatio}) {
+    Set(m, id);
+  }
+  return m;
+}
+
 Result<Order> ParseOrder(std::string_view text) {
   if (text == "load") return Order::kLoad;
   if (text == "memory") return Order::kMemory;
