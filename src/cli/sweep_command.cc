@@ -41,7 +41,8 @@ struct SweepArgs {
   std::uint64_t steps = 50;
   std::string seconds = "20s";
   std::string margin = "10%";
-  int max_trials = -1;  // not given: 16, or 40 for --bisect
+  int max_trials = 16;
+  bool max_trials_given = false;  // else --bisect makes it 40
   long max_value = 1L << 20;
   std::string interval = "100ms";
   std::string gpus = "auto:1";
@@ -168,7 +169,7 @@ Result<engine::SweepPlan> Plan(const CommonArgs& common, SweepArgs& args,
   auto margin = Margin(args.margin);
   if (!margin) return margin.error();
   plan.margin = *margin;
-  if (args.max_trials == -1) args.max_trials = plan.mode == Mode::kBisect ? 40 : 16;
+  if (plan.mode == Mode::kBisect && !args.max_trials_given) args.max_trials = 40;
   if (args.max_trials < 1) return Status::InvalidArgument("--max-trials: must be 1 or more");
   plan.max_trials = args.max_trials;
   plan.max_value = args.max_value;
@@ -339,9 +340,10 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
   s->add_option("--seconds", args->seconds, "The longest a run lasts (default 20s)");
   s->add_option("--margin", args->margin,
                 "Free memory kept back for the largest batch (default 10%)");
-  s->add_option("--max-trials", args->max_trials,
-                "Runs --search, --bisect and --until-oom may make, the values included (default "
-                "16; 40 for --bisect)");
+  CLI::Option* max_trials = s->add_option(
+      "--max-trials", args->max_trials,
+      "Runs --search, --bisect and --until-oom may make, the values included (default "
+      "16; 40 for --bisect)");
   s->add_option("--max-value", args->max_value, "The largest value tried (default 1048576)");
   s->add_option("-i,--interval", args->interval, "Time between samples (default 100ms)");
   s->add_option("--gpus", args->gpus,
@@ -357,8 +359,9 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common) {
   s->add_flag("-q,--quiet", args->quiet, "No progress lines on stderr");
   s->add_option("command", args->command, "The job, after --, with {bs} where the value goes")
       ->take_all();
-  return [s, &common, args]() -> int {
+  return [s, &common, args, max_trials]() -> int {
     if (!s->parsed()) return -1;
+    args->max_trials_given = max_trials->count() > 0;
     return RunSweepCommand(common, *args);
   };
 }

@@ -370,6 +370,7 @@ TEST_F(Sweep, BadInputIsRefusedNamingTheProblem) {
            {"--search --until-oom", "--batch {bs}", "choose one of"},
            {"--search --bisect", "--batch {bs}", "choose one of --search, --bisect"},
            {"--bisect --max-trials 0", "--batch {bs}", "--max-trials: must be 1 or more"},
+           {"--bisect --max-trials -1", "--batch {bs}", "--max-trials: must be 1 or more"},
            {"--concurrency 1,2", "--batch {bs}", "give --values N"},
            {"--values 8,16 --concurrency 1,2", "--batch {bs}", "at one value"},
            {"--values 8 --concurrency 2,1", "--batch {bs}", "increasing order"},
