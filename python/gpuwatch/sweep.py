@@ -4,8 +4,9 @@ A thin wrapper: it runs the gpuwatch binary (the one installed with the package,
 PATH) with ``--json -`` and parses what it prints; the engine is the binary's.
 """
 import json
+import shlex
 import subprocess
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
 
 from ._errors import Error, InvalidArgument
 
@@ -13,15 +14,18 @@ from ._errors import Error, InvalidArgument
 def _csv(name: str, items: Optional[Iterable[int]]):
     if items is None:
         return []
-    return [f"--{name}", ",".join(str(int(i)) for i in items)]
+    # As given: gpuwatch refuses what is not a positive whole number, naming it.
+    return [f"--{name}", ",".join(str(i) for i in items)]
 
 
-def sweep(command: Sequence[str], values: Optional[Iterable[int]] = None, *, search: bool = False,
+def sweep(command: Union[str, Sequence[str]], values: Optional[Iterable[int]] = None, *, search: bool = False,
           bisect: bool = False, until_oom: bool = False, concurrency: Optional[Iterable[int]] = None,
           steps: Optional[int] = None, seconds: Optional[str] = None,
           margin: Optional[str] = None, gpus: Optional[str] = None,
           options: Sequence[str] = (), timeout: Optional[float] = None) -> dict:
     """Runs ``command`` (with ``{bs}`` where the value goes) per value; returns gpuwatch.sweep/1.
+
+    ``command`` is a list of arguments, or one string split as a shell would (shlex).
 
     ``options`` are passed as they are (``["--scenario", "sweep.yaml"]``, ``["--max-trials", "8"]``).
     Raises InvalidArgument for what gpuwatch refuses (exit status 2), Error when the sweep stops
@@ -29,6 +33,8 @@ def sweep(command: Sequence[str], values: Optional[Iterable[int]] = None, *, sea
     """
     from .__main__ import _binary
 
+    if isinstance(command, str):
+        command = shlex.split(command)
     exe = _binary()
     if exe is None:
         raise Error("the gpuwatch binary is not installed with this package nor on PATH")

@@ -51,6 +51,14 @@ def test_what_gpuwatch_refuses_raises_invalid_argument_naming_it(trainer):
         gpuwatch.sweep([trainer, "--batch", "8"], values=[8, 16], options=SCENARIO)
     with pytest.raises(InvalidArgument, match="choose one of"):
         gpuwatch.sweep([trainer, "--batch", "{bs}"], search=True, bisect=True, options=SCENARIO)
+    with pytest.raises(InvalidArgument, match=r'item 2 \("8.5"\) is not a whole number'):
+        gpuwatch.sweep([trainer, "--batch", "{bs}"], values=[8, 8.5], options=SCENARIO)
+
+
+def test_a_command_given_as_one_string_is_split_as_a_shell_would(trainer):
+    doc = gpuwatch.sweep(f"{trainer} --batch '{{bs}}'", values=[8, 16], steps=3, options=SCENARIO)
+    assert doc["command"] == [trainer, "--batch", "{bs}"]
+    assert [r["result"] for r in doc["runs"]] == ["fits", "fits"]
 
 
 def test_a_job_failing_for_another_reason_raises_with_the_document(tmp_path):
