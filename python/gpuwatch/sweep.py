@@ -18,8 +18,9 @@ def _csv(name: str, items: Optional[Iterable[int]]):
     return [f"--{name}", ",".join(str(i) for i in items)]
 
 
-def sweep(command: Union[str, Sequence[str]], values: Optional[Iterable[int]] = None, *, search: bool = False,
-          bisect: bool = False, until_oom: bool = False, concurrency: Optional[Iterable[int]] = None,
+def sweep(command: Union[str, Sequence[str]], values: Optional[Iterable[int]] = None, *,
+          search: bool = False, bisect: bool = False, until_oom: bool = False,
+          concurrency: Optional[Iterable[int]] = None,
           steps: Optional[int] = None, seconds: Optional[str] = None,
           margin: Optional[str] = None, gpus: Optional[str] = None,
           options: Sequence[str] = (), timeout: Optional[float] = None) -> dict:
