@@ -2,8 +2,9 @@
 // (load libnvidia-ml, nvmlInit, device handles, host fields, the query's
 // fields of every device, nvmlShutdown), each timed, in a fresh process.
 // tests/gpu/run_on_h200.sh runs it N times and reports the medians.
-// Usage: query_phases [probes | threads K FIELDS]
-//   probes: time each probe's first call;
+// Usage: query_phases [probes [FIELDS] | threads K FIELDS]
+//   probes: time each probe's first call (the six slowest; with FIELDS, an
+//   nvidia-smi --query-gpu list, every probe behind it);
 //   threads K FIELDS: time the first reads of the probes behind FIELDS (an
 //   nvidia-smi --query-gpu list) spread over K threads, to see whether the
 //   driver answers first reads side by side.
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string_view>
 #include <thread>
 #include <utility>
@@ -30,9 +32,37 @@ double Ms(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-// Each probe's first (cold) call in a fresh process, slowest first.
-int ColdProbes(const char* path) {
+// The probes behind an nvidia-smi field list (every probe for ""), in the
+// order a read makes them; none (and the error said) for a bad list.
+std::optional<std::vector<const gpuwatch::nvml::Probe*>> ProbesBehind(std::string_view list) {
   using namespace gpuwatch;
+  FieldMask which = AllFields();
+  if (!list.empty()) {
+    auto columns = smi::ParseGpuFields(list);
+    if (!columns) {
+      std::fprintf(stderr, "%s\n", columns.error().message().c_str());
+      return std::nullopt;
+    }
+    which.reset();
+    for (const auto& c : *columns) {
+      if (c.field) Set(which, *c.field);
+    }
+  }
+  std::vector<const nvml::Probe*> wanted;
+  for (const auto& probe : nvml::DeviceProbes()) {
+    const auto fields = probe.Fields();
+    if (std::any_of(fields.begin(), fields.end(), [&](FieldId id) { return Has(which, id); }))
+      wanted.push_back(&probe);
+  }
+  return wanted;
+}
+
+// Each probe's first (cold) call in a fresh process, slowest first: the six
+// slowest of every probe, or every probe behind `list`.
+int ColdProbes(const char* path, std::string_view list) {
+  using namespace gpuwatch;
+  const auto wanted = ProbesBehind(list);
+  if (!wanted) return 2;
   auto lib2 = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
   if (!lib2) return 1;
   (*lib2)->api().nvmlInit_v2();
@@ -41,16 +71,19 @@ int ColdProbes(const char* path) {
   std::vector<std::pair<double, std::string_view>> cold;
   DeviceFields scratch;
   nvml::DeviceStreams streams;
-  for (const auto& probe : nvml::DeviceProbes()) {
+  double total = 0;
+  for (const nvml::Probe* probe : *wanted) {
     nvml::ProbeContext ctx{**lib2, dev, scratch, streams};
     const auto p0 = Clock::now();
-    probe.read(ctx);
-    cold.emplace_back(Ms(p0, Clock::now()), probe.call);
+    probe->read(ctx);
+    cold.emplace_back(Ms(p0, Clock::now()), probe->call);
+    total += cold.back().first;
   }
   nvml::CloseStreams(**lib2, streams);
   std::sort(cold.rbegin(), cold.rend());
-  std::printf("cold probes:");
-  for (std::size_t i = 0; i < 6 && i < cold.size(); ++i) {
+  std::printf("cold probes (%zu, %.2fms in all):", cold.size(), total);
+  const std::size_t shown = list.empty() ? 6 : cold.size();
+  for (std::size_t i = 0; i < shown && i < cold.size(); ++i) {
     std::printf(" %.*s=%.2fms", static_cast<int>(cold[i].second.size()), cold[i].second.data(),
                 cold[i].first);
   }
@@ -61,29 +94,14 @@ int ColdProbes(const char* path) {
 // The probes behind an nvidia-smi field list, read once each on K threads.
 int ThreadedReads(const char* path, int threads, std::string_view list) {
   using namespace gpuwatch;
-  auto columns = smi::ParseGpuFields(list);
-  if (!columns) {
-    std::fprintf(stderr, "%s\n", columns.error().message().c_str());
-    return 2;
-  }
-  FieldMask which;
-  for (const auto& c : *columns) {
-    if (c.field) Set(which, *c.field);
-  }
+  const auto probes = ProbesBehind(list);
+  if (!probes) return 2;
+  const std::vector<const nvml::Probe*>& wanted = *probes;
   auto lib = nvml::NvmlLibrary::Load(path != nullptr ? path : "");
   if (!lib) return 1;
   if ((*lib)->api().nvmlInit_v2() != NVML_SUCCESS) return 1;
   nvmlDevice_t dev = nullptr;
   (*lib)->api().nvmlDeviceGetHandleByIndex_v2(0, &dev);
-  std::vector<const nvml::Probe*> wanted;
-  for (const auto& probe : nvml::DeviceProbes()) {
-    for (FieldId id : probe.Fields()) {
-      if (Has(which, id)) {
-        wanted.push_back(&probe);
-        break;
-      }
-    }
-  }
   std::atomic<std::size_t> next{0};
   auto worker = [&] {
     DeviceFields scratch;
@@ -109,7 +127,8 @@ int ThreadedReads(const char* path, int threads, std::string_view list) {
 int main(int argc, char** argv) {
   using namespace gpuwatch;
   const char* path = std::getenv("GPUWATCH_NVML_LIBRARY");
-  if (argc > 1 && std::string_view(argv[1]) == "probes") return ColdProbes(path);
+  if (argc > 1 && std::string_view(argv[1]) == "probes")
+    return ColdProbes(path, argc > 2 ? argv[2] : "");
   if (argc > 3 && std::string_view(argv[1]) == "threads")
     return ThreadedReads(path, std::max(1, std::atoi(argv[2])), argv[3]);
   const auto t0 = Clock::now();
