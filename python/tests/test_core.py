@@ -88,6 +88,22 @@ def test_select_counts_leased_gpus_as_taken(tmp_path, monkeypatch):
     assert gpuwatch.select(1, demo=True)[0].id == "7", "the holder died: 7 is back"
 
 
+def test_select_reads_only_what_choosing_needs(tmp_path):
+    """Every call choosing does not need hangs for 60 s: the choice still comes at once."""
+    path = tmp_path / "hangs.yaml"
+    path.write_text("devices:\n  - {name: NVIDIA H200}\n  - {name: NVIDIA L40S}\nfaults:\n" +
+                    "".join(f"  - hang: {{call: {c}, ms: 60000}}\n" for c in (
+                        "nvmlDeviceGetPowerUsage", "nvmlDeviceGetTemperature",
+                        "nvmlDeviceGetClockInfo", "nvmlDeviceGetPcieThroughput",
+                        "nvmlDeviceGetComputeRunningProcesses_v3")))
+    code = ("import gpuwatch; print(','.join(g.id for g in "
+            f"gpuwatch.select(2, scenario={str(path)!r}, order='index')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=30)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "0,1\n"
+
+
 def test_check_leak_sees_through_a_sawtooth():
     steady = [1e9 + (i % 10) * 50e6 for i in range(200)]
     leaking = [1e9 + (i % 10) * 50e6 + i * 1_048_576 for i in range(200)]

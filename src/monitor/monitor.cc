@@ -123,14 +123,22 @@ class MonitorImpl final : public Monitor {
 
 }  // namespace
 
-Result<Snapshot> ReadOnce(const MonitorOptions& options) {
+namespace {
+
+Result<Snapshot> ReadOnceWith(const MonitorOptions& options, const CollectOptions& collect) {
   auto source = engine::OpenSource(ArgsFor(options));
   if (!source) return source.error();
+  return CollectOnce(*source->backend, source->resolver.get(), collect);
+}
+
+}  // namespace
+
+Result<Snapshot> ReadOnce(const MonitorOptions& options) {
   CollectOptions collect;
   collect.fields =
       FieldsWithCadence({Cadence::kStatic, Cadence::kSlow, Cadence::kInterval, Cadence::kBuffers});
   collect.processes = options.processes;
-  return CollectOnce(*source->backend, source->resolver.get(), collect);
+  return ReadOnceWith(options, collect);
 }
 
 Result<std::unique_ptr<Monitor>> Monitor::Start(const MonitorOptions& options) {
@@ -187,7 +195,11 @@ Result<std::string> SelectJson(const MonitorOptions& options, const SelectReques
   c.order = *order;
   c.free_users = {request.free_users.begin(), request.free_users.end()};
   c.seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  auto snapshot = ReadOnce(options);
+  // Only what choosing reads, as `gpuwatch select` does.
+  CollectOptions collect;
+  collect.fields = select::SelectionFields();
+  collect.processes = !c.free_users.empty();
+  auto snapshot = ReadOnceWith(options, collect);
   if (!snapshot) return snapshot.error();
   if (options.replay.empty()) {
     if (auto leases = engine::MachineLeaseBook().Read()) c.taken = engine::TakenBy(*leases);
