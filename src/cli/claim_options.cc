@@ -136,10 +136,7 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
       err << command_name << ": " << line << "\n" << std::flush;
     }
   };
-  // Only what choosing reads: a one-shot select is a hot path.
-  CollectOptions collect;
-  collect.fields = select::SelectionFields();
-  collect.processes = !request.criteria.free_users.empty();
+  const CollectOptions collect = engine::ChoosingReads(request.criteria);
   const auto read_gpus = [&source, collect] {
     return CollectOnce(*source.backend, source.resolver.get(), collect);
   };

@@ -143,6 +143,13 @@ std::map<std::string, std::string> TakenBy(const host::LeaseTable& table) {
   return out;
 }
 
+CollectOptions ChoosingReads(const select::Criteria& criteria) {
+  CollectOptions collect;
+  collect.fields = select::SelectionFields();
+  collect.processes = !criteria.free_users.empty();
+  return collect;
+}
+
 Result<ClaimOutcome> Claim(const ClaimRequest& request, const host::LeaseBook& book,
                            const std::function<Snapshot()>& read_gpus,
                            const std::function<void(const std::string&)>& progress,

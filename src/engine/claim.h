@@ -19,6 +19,7 @@
 #include "analysis/select/selection.h"
 #include "gpuwatch/snapshot.h"
 #include "host/leases.h"
+#include "sampler/collect.h"
 
 namespace gpuwatch::engine {
 
@@ -53,6 +54,10 @@ std::string Wants(const select::Criteria& criteria);
 // Who holds each leased device, as select's reason: "leased to pid 12
 // (alice: python train.py)".
 std::map<std::string, std::string> TakenBy(const host::LeaseTable& table);
+
+// What choosing under `criteria` reads of the GPUs (select::SelectionFields,
+// and the processes only for free_users): a one-shot choice reads no more.
+CollectOptions ChoosingReads(const select::Criteria& criteria);
 
 // `read_gpus` reads the GPUs now; it is only called when this request may
 // take some. `progress` receives a line whenever where the wait stands

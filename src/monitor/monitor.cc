@@ -195,11 +195,7 @@ Result<std::string> SelectJson(const MonitorOptions& options, const SelectReques
   c.order = *order;
   c.free_users = {request.free_users.begin(), request.free_users.end()};
   c.seed = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  // Only what choosing reads, as `gpuwatch select` does.
-  CollectOptions collect;
-  collect.fields = select::SelectionFields();
-  collect.processes = !c.free_users.empty();
-  auto snapshot = ReadOnceWith(options, collect);
+  auto snapshot = ReadOnceWith(options, engine::ChoosingReads(c));
   if (!snapshot) return snapshot.error();
   if (options.replay.empty()) {
     if (auto leases = engine::MachineLeaseBook().Read()) c.taken = engine::TakenBy(*leases);
