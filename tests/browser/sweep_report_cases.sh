@@ -4,8 +4,8 @@
 # gpuwatch-demo-trainer as the job), write the page, and open it in headless
 # Chromium (check_sweep_report.mjs).
 #   sweep_report_cases.sh CASE BUILD_DIR ARTIFACT_DIR
-# CASE: search (--demo --search --report) | concurrency (--demo --concurrency
-# --json, then `gpuwatch report SWEEP.json`) | nofit (every value runs out of
+# CASE: search (--demo --search --report) | bisect (--demo --bisect --report) |
+# concurrency (--demo --concurrency --json, then `gpuwatch report SWEEP.json`) | nofit (every value runs out of
 # memory on scenarios/sweep.yaml). The screenshot and page stay in ARTIFACT_DIR.
 set -euo pipefail
 case_name=$1
@@ -25,6 +25,9 @@ expect=()
 case $case_name in
   search)
     "$gpuwatch" sweep --demo --search --steps 5 -q --report "$page" -- "$trainer" --batch {bs}
+    ;;
+  bisect)
+    "$gpuwatch" sweep --demo --bisect --steps 5 -q --report "$page" -- "$trainer" --batch {bs}
     ;;
   concurrency)
     "$gpuwatch" sweep --demo --values 200 --concurrency 1,2,3,4 --steps 20 -q \
