@@ -5,8 +5,7 @@
 # leak must raise no alarm; JAX's default pre-allocation must be diagnosed.
 # Also: the HTML report of a real job, `gpuwatch report` of its recording,
 # and watch's CPU / RSS at 1 Hz next to a C loop making the same NVML calls.
-# Carry .devtree: .devtree/include/sqlite3.h (the machine has only the .so)
-# and .devtree/web (node web/build.mjs --outdir .devtree/web: no npm there).
+# Carry .devtree (tests/gpu/release_build.sh says what it holds).
 set -u
 OUT=${OUT:-/tmp/gpuwatch-out}
 mkdir -p "$OUT"
