@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,7 @@ namespace gpuwatch::tui {
 namespace {
 
 using ::testing::HasSubstr;
+using namespace std::chrono_literals;
 
 std::string EndpointError(std::string_view address) {
   auto e = ParseEndpoint(address);
