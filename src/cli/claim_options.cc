@@ -136,11 +136,7 @@ Result<ClaimOutcome> ClaimGpus(Source& source, const ClaimRequest& request,
       err << command_name << ": " << line << "\n" << std::flush;
     }
   };
-  // A whole sample: reading only what choosing needs (engine::ChoosingReads,
-  // as the Python module does) made the ASan build's LeakSanitizer crash at
-  // the exit of `select --lease` in 2 of 4 clean-clone CI runs; kept out
-  // until that is understood (docs/BENCHMARKS.md, "Cold select").
-  const CollectOptions collect;
+  const CollectOptions collect = engine::ChoosingReads(request.criteria);
   const auto read_gpus = [&source, collect] {
     return CollectOnce(*source.backend, source.resolver.get(), collect);
   };

@@ -2,7 +2,10 @@
 // choice, its formats, CUDA_VISIBLE_DEVICES, the per-GPU reasons when too few
 // qualify, and every option's bad values.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <regex>
 #include <string>
 
@@ -92,6 +95,34 @@ TEST(CliSelect, BadValuesAreUsageErrorsNamingTheOption) {
     EXPECT_NE(r.err.find(why), std::string::npos) << args << ": " << r.err;
     EXPECT_EQ(r.out, "") << args;
   }
+}
+
+// A one-shot select reads what choosing needs (memory, utilization, MIG mode,
+// names), not a whole sample: every other call hangs for 60 s here and the
+// choice still comes; the process list only for --account-as-free.
+TEST(CliSelect, ReadsOnlyWhatChoosingNeeds) {
+  namespace fs = std::filesystem;
+  const fs::path scenario =
+      fs::temp_directory_path() / ("gw-select-reads-" + std::to_string(getpid()) + ".yaml");
+  std::ofstream(scenario)
+      << "devices:\n  - {name: NVIDIA H200}\n  - {name: NVIDIA L40S}\nfaults:\n"
+         "  - hang: {call: nvmlDeviceGetPowerUsage, ms: 60000}\n"
+         "  - hang: {call: nvmlDeviceGetTemperature, ms: 60000}\n"
+         "  - hang: {call: nvmlDeviceGetPcieThroughput, ms: 60000}\n"
+         "  - hang: {call: nvmlDeviceGetClockInfo, ms: 60000}\n"
+         "  - hang: {call: nvmlDeviceGetComputeRunningProcesses_v3, ms: 60000}\n";
+  const std::string select = "--no-daemon select --scenario " + scenario.string();
+  const CmdResult r =
+      gpuwatch::testing::RunBinary("timeout 30 " + std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch",
+                                   select + " -n 2 --order index --min-free 1GiB");
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "0,1\n");
+  // Memory of the user's own processes counts as free: the list is read.
+  const CmdResult listed =
+      gpuwatch::testing::RunBinary("timeout 3 " + std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch",
+                                   select + " --account-as-free nobody");
+  EXPECT_EQ(listed.code, 124) << listed.out << listed.err;
+  fs::remove(scenario);
 }
 
 }  // namespace
