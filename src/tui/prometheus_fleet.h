@@ -23,13 +23,16 @@
 
 namespace gpuwatch::tui {
 
-// What both halves (the queries, prometheus_fleet.cc; the series,
-// prometheus_series.cc) agree on: every gpuwatch series' name prefix, how
-// far back a host counts as seen, and the integer a label or port is
-// (nullopt unless all of `s` is one).
+// What the parts (the queries, prometheus_fleet.cc; the answers,
+// prometheus_answer.cc; the series, prometheus_series.cc) agree on: every
+// gpuwatch series' name prefix, how far back a host counts as seen, the
+// integer a label or port is (nullopt unless all of `s` is one), and a
+// Prometheus time (seconds since the epoch) to the millisecond (not finite:
+// the epoch).
 inline constexpr std::string_view kSeriesPrefix = "gpuwatch_";
 inline constexpr std::chrono::minutes kSeenWindow{10};
 std::optional<long> WholeLong(std::string_view s);
+std::chrono::system_clock::time_point PromTime(double seconds);
 
 struct PrometheusSource {
   std::string url;             // base, e.g. "http://127.0.0.1:9090" (https allowed), no userinfo

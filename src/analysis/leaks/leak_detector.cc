@@ -2,54 +2,15 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
-#include <span>
+#include <vector>
+
+#include "analysis/leaks/robust_stats.h"
 
 namespace gpuwatch::leaks {
 namespace {
 
-constexpr double kEpsilon = 1e-6;
 constexpr std::size_t kIntervalsKept = 15;
-// Decisions in a row (one a base window) that must see growth stop before it
-// counts as stopped, where each brings a new floor point to judge by.
-constexpr int kStopDecisions = 3;
 constexpr double kMinToothThreshold = 64 * kMiB;
-
-double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
-
-// The floor points whose time is within `lookback_s` of the newest one.
-std::span<const Point> Recent(const std::vector<Point>& points, double lookback_s) {
-  if (points.empty()) return {};
-  const double from = points.back().t_s - lookback_s;
-  auto first = std::lower_bound(points.begin(), points.end(), from,
-                                [](const Point& p, double t) { return p.t_s < t; });
-  return {first, points.end()};
-}
-
-// Rises on its own: slope at least `min_slope` and Mann–Kendall z >= `z`.
-// `slope` gets the Theil–Sen slope when there is one.
-bool Rises(std::span<const Point> points, double min_slope, double z, double& slope) {
-  const auto s = TheilSen(points);
-  if (!s) return false;
-  slope = s->slope;
-  return s->slope >= min_slope && MannKendall(points).z >= z;
-}
-
-// The span's rise along the Theil–Sen line over the spread of its points
-// about that line (the 10th to the 90th percentile of the residuals): how
-// far the growth stands out of the floor's jitter, whatever the test
-// statistics say (many spans are tested at every decision).
-double RiseOverSpread(std::span<const Point> points, double slope) {
-  std::vector<double> residuals;
-  for (const Point& p : points) residuals.push_back(p.value - slope * p.t_s);
-  std::sort(residuals.begin(), residuals.end());
-  const auto at = [&](double q) {
-    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
-  };
-  const double spread = at(0.9) - at(0.1);
-  const double rise = slope * (points.back().t_s - points.front().t_s);
-  return spread > 0 ? rise / spread : std::numeric_limits<double>::infinity();
-}
 
 }  // namespace
 
@@ -131,138 +92,6 @@ bool LeakDetector::Usable(std::size_t i) const {
   const double window_s = scales_[i].floor.window_s();
   if (window_s + kEpsilon < options_.tooth_margin * teeth_.longest_s()) return false;
   return window_s + kEpsilon >= options_.min_samples_per_window * interval_s_;
-}
-
-std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale) const {
-  std::vector<SpanResult> out;
-  const std::vector<Point> all(scale.floor.points().begin(), scale.floor.points().end());
-  const double w = scale.floor.window_s();
-  const double step = std::max(1.1, options_.span_step);
-  std::size_t last = 0;
-  for (double windows = options_.min_windows; windows <= options_.max_windows + kEpsilon;
-       windows *= step) {
-    const auto n = static_cast<std::size_t>(std::lround(windows));
-    if (n == last) continue;
-    if (n > all.size()) break;  // longer spans have no more points than this one
-    last = n;
-    out.push_back(TestSpan(std::span<const Point>(all).last(n), w));
-  }
-  return out;
-}
-
-// Tests the newest floor points: one a window, so a span of n windows is the
-// last n points (counted, not cut by time: the time of a point is when its
-// window's minimum was seen, which jitters by up to a window).
-LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, double w) const {
-  const double covered_s = points.back().t_s - points.front().t_s + w;
-  SpanResult r;
-  r.span_s = covered_s;
-  const auto slope = TheilSen(points);
-  if (!slope) return r;
-  const TrendTest trend = MannKendall(points);
-  LeakEstimate& e = r.estimate;
-  e.rate_bytes_per_s = slope->slope;
-  e.rate_low_bytes_per_s = slope->low;
-  e.rate_high_bytes_per_s = slope->high;
-  e.confidence = 1 - trend.p_upward;
-  e.window = std::chrono::seconds(static_cast<long long>(covered_s));
-  e.points = points.size();
-  e.floor_bytes = points.back().value;
-  const double min_rate = options_.min_rate_bytes_per_s;
-  if (slope->slope < min_rate || trend.z < options_.z_critical) return r;
-  const double share = std::max(min_rate, options_.half_share * slope->slope);
-  const std::size_t half = points.size() / 2;
-  const std::size_t quarter = std::max<std::size_t>(2, points.size() / 4);
-  const auto newest = TheilSen(points.subspan(points.size() - quarter));
-  double older_slope = 0, newer_slope = 0;
-  r.sustained = Rises(points.first(half), share, options_.z_half, older_slope) &&
-                Rises(points.subspan(half), share, options_.z_half, newer_slope) && newest &&
-                newest->slope >= options_.half_share * slope->slope;
-  // Grew at one rate throughout: its halves agree, by least squares (which,
-  // unlike Theil–Sen, sees a minority of faster points: a change of rate).
-  const auto older_ls = LeastSquaresSlope(points.first(half));
-  const auto newer_ls = LeastSquaresSlope(points.subspan(half));
-  const bool both_grow = r.sustained && older_ls && newer_ls && *older_ls > 0 && *newer_ls > 0;
-  const double ratio = both_grow ? std::max(*older_ls, *newer_ls) / std::min(*older_ls, *newer_ls)
-                                 : std::numeric_limits<double>::infinity();
-  r.steady = ratio <= options_.steady_ratio;
-  // A verdict's span also rises in its middle half (a warm-up at its start
-  // and a step at its end fill both halves but not the middle), and its rise
-  // stands out of the jitter of its floor.
-  const auto middle = TheilSen(points.subspan(points.size() / 4, points.size() / 2));
-  r.even = ratio <= options_.verdict_ratio && middle && middle->slope >= share &&
-           RiseOverSpread(points, slope->slope) >= options_.verdict_signal;
-  return r;
-}
-
-// The newest floor of the finest usable scale still rises at a share of r's
-// rate: over its last stop_span / window points, at least two (a floor window
-// is at least a tooth long, so two flat ones in a row are a stop), spaced a
-// window apart (the time a window's minimum was seen jitters by up to a
-// window). True when it cannot tell yet.
-bool LeakDetector::StillRising(const SpanResult& r) const {
-  for (std::size_t i = 0; i < scales_.size(); ++i) {
-    if (!Usable(i)) continue;
-    const FloorTracker& f = scales_[i].floor;
-    const auto n = std::max<std::size_t>(
-        2, static_cast<std::size_t>(std::lround(Seconds(options_.stop_span) / f.window_s())));
-    if (f.points().size() < n) return true;
-    std::vector<Point> points;
-    for (std::size_t k = f.points().size() - n; k < f.points().size(); ++k) {
-      points.push_back({static_cast<double>(points.size()) * f.window_s(), f.points()[k].value});
-    }
-    const auto slope = TheilSen(points);
-    return !slope || slope->slope >= options_.half_share * r.estimate.rate_bytes_per_s;
-  }
-  return true;
-}
-
-// How long a stop must be seen before it is taken for real: kStopDecisions
-// decisions in a row, counting only those that bring the finest usable scale
-// (the one StillRising judges on) a new floor point. Decisions come every base
-// window; one that closes no window of that scale judges the same points
-// again and confirms nothing, so a scale whose window is longer than the
-// confirmation needs none (it already judged two whole windows).
-double LeakDetector::StopConfirmation() const {
-  const double base_s = std::max(1.0, Seconds(options_.base_window));
-  const double wanted_s = (kStopDecisions - 1) * base_s;
-  for (std::size_t i = 0; i < scales_.size(); ++i) {
-    if (!Usable(i)) continue;
-    const double w = scales_[i].floor.window_s();
-    return std::floor(wanted_s / w + kEpsilon) * w;
-  }
-  return wanted_s;
-}
-
-// The coarsest floor reaches `span_s` back and over the last `span_s` it has
-// neither a slope of min_rate nor risen by min_rate × span_s from its first
-// points to its last (Theil–Sen alone would call it flat while a minority of
-// its points still grow).
-bool LeakDetector::FlatFor(double span_s) const {
-  const FloorTracker& f = scales_.back().floor;
-  if (f.points().size() < 2) return false;
-  if (f.points().back().t_s - f.points().front().t_s + f.window_s() + kEpsilon < span_s) {
-    return false;
-  }
-  const std::vector<Point> all(f.points().begin(), f.points().end());
-  const std::span<const Point> points = Recent(all, span_s);
-  if (points.size() < 6) return false;
-  const auto slope = TheilSen(points);
-  if (!slope || slope->slope >= options_.min_rate_bytes_per_s) return false;
-  auto level = [](std::span<const Point> p) {
-    return Median({p[0].value, p[1].value, p[2].value});
-  };
-  const double rise = level(points.last(3)) - level(points.first(3));
-  return rise < options_.min_rate_bytes_per_s * span_s;
-}
-
-// The scale the standing forecast was raised on is no longer usable (a tooth
-// longer than its window fell since) and its newest floor is below the one it
-// had then: what was forecast was the rising edge of that tooth.
-bool LeakDetector::FellBack() const {
-  if (Usable(raised_scale_)) return false;
-  const auto& points = scales_[raised_scale_].floor.points();
-  return !points.empty() && points.back().value < raised_floor_ - threshold_;
 }
 
 std::optional<double> LeakDetector::TimeToFull(double rate_bytes_per_s) const {

@@ -154,6 +154,9 @@ class LeakDetector {
   std::size_t history_size() const;
 
  private:
+  static constexpr double kEpsilon = 1e-6;  // seconds and windows compared despite rounding
+  static double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
+
   struct SpanResult {
     LeakEstimate estimate;
     double span_s = 0;
