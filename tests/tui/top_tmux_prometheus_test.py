@@ -5,7 +5,7 @@ real Prometheus (Debian's `prometheus`) that scrapes two real `gpuwatch serve` d
     top_tmux_prometheus_test.py GPUWATCH_BINARY SOURCE_DIR CASE PROMETHEUS_BINARY
 
 CASE is a function below named case_*, one ctest each (tests/tui/CMakeLists.txt). The
-helpers are top_tmux_test.py's (it reads the first three arguments). Daemons listen on ports
+helpers are tmux_harness.py's (it reads the first three arguments). Daemons listen on ports
 the kernel picks, Prometheus on a free_port() (never tests/integration's and
 prometheus_fleet_test's 19090-19092). Every wait has a deadline; every process started dies
 with the test; the temp dirs (with the tmux sockets) go at its end.
@@ -23,8 +23,8 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import top_tmux_test as tt  # noqa: E402  (reads BIN, SRC, CASE from sys.argv)
-from top_tmux_test import DEADLINE, Fail, Tmux, check, rows  # noqa: E402
+import tmux_harness as tt  # noqa: E402  (reads BIN, SRC, CASE from sys.argv)
+from tmux_harness import DEADLINE, Fail, Tmux, check, rows  # noqa: E402
 
 PROMETHEUS = sys.argv[4]
 TEMP_DIRS = []
