@@ -24,25 +24,32 @@ bool BytesReceived(int fd, std::uint64_t& out) {
   return true;
 }
 
+// What waits in the socket's queue (FIONREAD); 0 when the kernel does not say.
+std::uint64_t Queued(int fd) {
+  int queued = 0;
+  if (ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) return 0;
+  return static_cast<std::uint64_t>(queued);
+}
+
 }  // namespace
 
 std::uint64_t TcpBytesRead(int fd) {
   if (fd < 0) return 0;
   // The count and the queue are two calls: bytes arriving between them would
-  // be in the queue but not in the count, and make what was read look
-  // smaller by their size (a keep-alive client's next request, sent the
-  // moment it has its answer, then looked pipelined). So the queue is read
-  // between two equal counts: nothing arrived meanwhile.
-  std::uint64_t before = 0, after = 0;
-  int queued = 0;
+  // be in one and not the other (a keep-alive client's next request, sent the
+  // moment it has its answer, then looked pipelined). When the caller is the
+  // socket's only reader (a worker between requests), the queue can only grow
+  // while it asks: the count is taken between two equal queue lengths, so
+  // nothing arrived meanwhile. (FIONREAD twice costs less than TCP_INFO twice;
+  // a caller racing the reader, the shedder, gets an estimate, as it needs.)
+  std::uint64_t received = 0, queued = 0;
   for (int attempt = 0; attempt < 64; ++attempt) {
-    if (!BytesReceived(fd, before)) return 0;
-    if (ioctl(fd, FIONREAD, &queued) != 0 || queued < 0) queued = 0;
-    if (!BytesReceived(fd, after)) return 0;
-    if (after == before) break;
+    const std::uint64_t before = Queued(fd);
+    if (!BytesReceived(fd, received)) return 0;
+    queued = Queued(fd);
+    if (queued == before) break;
   }
-  const auto waiting = static_cast<std::uint64_t>(queued);
-  return after > waiting ? after - waiting : 0;
+  return received > queued ? received - queued : 0;
 }
 
 }  // namespace gpuwatch::server
