@@ -35,6 +35,8 @@ FIELDS = ("index,uuid,name,serial,driver_version,pci.bus_id,pstate,temperature.g
           "memory.free,memory.reserved,power.draw,power.limit,enforced.power.limit,clocks.sm,"
           "clocks.mem,clocks.gr,clocks.max.sm,fan.speed,compute_mode,persistence_mode,"
           "ecc.errors.uncorrected.volatile.total,pcie.link.gen.current,timestamp")
+# What select reads to choose (select::SelectionFields), as nvidia-smi names it.
+SELECT_FIELDS = "index,uuid,name,mig.mode.current,memory.total,memory.used,memory.free,utilization.gpu"
 TICKS = os.sysconf("SC_CLK_TCK")
 PEERS = ("nvitop -1", "gpustat")
 
@@ -58,6 +60,8 @@ def one_shots(gw, peers_env, env, runs, before=None):
         "nvidia-smi (table)": (["nvidia-smi"], runs),
         "gpuwatch, warm": ([gw, "--color=never"], runs),
         "gpuwatch --no-daemon (cold)": ([gw, "--no-daemon", "--color=never"], runs),
+        "nvidia-smi --query-gpu (select's fields)": (
+            ["nvidia-smi", f"--query-gpu={SELECT_FIELDS}", "--format=csv"], runs),
         "gpuwatch select, warm": ([gw, "select"], runs),
         "gpuwatch select --no-daemon (cold)": ([gw, "select", "--no-daemon"], runs),
         "gpuwatch --version (process start)": ([gw, "--version"], runs),
@@ -76,6 +80,7 @@ def one_shots(gw, peers_env, env, runs, before=None):
         cmds["before: query --no-daemon (cold)"] = (
             [before, "query", "--no-daemon", q, "--format=csv"], runs)
         cmds["before: status --no-daemon (cold)"] = ([before, "--no-daemon", "--color=never"], runs)
+        cmds["before: select --no-daemon (cold)"] = ([before, "select", "--no-daemon"], runs)
         cmds["before: --version"] = ([before, "--version"], runs)
     if peers_env is not None:
         cmds["nvitop -1"] = ([sys.executable, "-m", "nvitop", "-1"], max(3, runs // 4))
@@ -201,11 +206,14 @@ def main():
         print("  ratios (goals: warm <= 0.1, cold query <= 0.9, cold status <= 1.0):")
         print(f"    warm query / nvidia-smi --query-gpu   {t['gpuwatch query, warm'] / smi_q:.3f}")
         print(f"    warm status / nvidia-smi              {t['gpuwatch, warm'] / smi_t:.3f}")
-        print(f"    warm select / nvidia-smi --query-gpu  {t['gpuwatch select, warm'] / smi_q:.3f}")
+        smi_s = t["nvidia-smi --query-gpu (select's fields)"]
+        print(f"    warm select / nvidia-smi, its fields  {t['gpuwatch select, warm'] / smi_s:.3f}")
         print("    cold query / nvidia-smi --query-gpu   "
               f"{t['gpuwatch query --no-daemon (cold)'] / smi_q:.3f}")
         print("    cold status / nvidia-smi              "
               f"{t['gpuwatch --no-daemon (cold)'] / smi_t:.3f}")
+        print("    cold select / nvidia-smi, its fields  "
+              f"{t['gpuwatch select --no-daemon (cold)'] / smi_s:.3f}")
         if "gpuwatch-full query, warm" in t:
             print("    gpuwatch-full warm query / nvidia-smi --query-gpu (before the front) "
                   f"{t['gpuwatch-full query, warm'] / smi_q:.3f}")
@@ -213,10 +221,11 @@ def main():
                   f"{t['gpuwatch-full, warm'] / smi_t:.3f}")
         if before:
             for what in ("query, warm", "status, warm", "query --no-daemon (cold)",
-                         "status --no-daemon (cold)"):
+                         "status --no-daemon (cold)", "select --no-daemon (cold)"):
                 mine = {"query, warm": "gpuwatch query, warm", "status, warm": "gpuwatch, warm",
                         "query --no-daemon (cold)": "gpuwatch query --no-daemon (cold)",
-                        "status --no-daemon (cold)": "gpuwatch --no-daemon (cold)"}[what]
+                        "status --no-daemon (cold)": "gpuwatch --no-daemon (cold)",
+                        "select --no-daemon (cold)": "gpuwatch select --no-daemon (cold)"}[what]
                 print(f"    {what:28s} gpuwatch / before {t[mine] / t['before: ' + what]:.3f}")
         for name, same, warm, cold in same_outputs(gw, env):
             print(f"  warm {name} output == cold, numbers aside: {same}")
