@@ -1,7 +1,8 @@
-// `--replay FILE` end to end: watch (and serve) put every recorded sample
-// through the pipeline exactly once and in order, at speed 0 and above it,
-// from a JSON Lines recording and from a SQLite history, and keep the
-// recorded machine's hostname.
+// `--replay FILE` end to end: every command plays a watch recording (and
+// says it is one); watch (and serve) put every recorded sample through the
+// pipeline exactly once and in order, at speed 0 and above it, from a JSON
+// Lines recording and from a SQLite history, and keep the recorded machine's
+// hostname.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using gpuwatch::testing::CmdResult;
 using gpuwatch::testing::Gpuwatch;
+using gpuwatch::testing::kFixed;
 using gpuwatch::testing::Lines;
 using gpuwatch::testing::Slurp;
 using nlohmann::json;
@@ -203,6 +205,44 @@ TEST_F(CliReplayEverySample, DamagedOrHostileFilesReplayOrFailNamingTheFile) {
       EXPECT_NE(bad.err.find("not a regular file"), std::string::npos) << bad.err;
     }
   }
+}
+
+TEST(CliReplay, EveryCommandPlaysAWatchRecording) {
+  const fs::path rec =
+      fs::temp_directory_path() / ("gw-replay-" + std::to_string(getpid()) + ".jsonl");
+  fs::remove(rec);
+  ASSERT_EQ(
+      Gpuwatch("watch " + kFixed + " -i 50ms --duration 250ms --quiet --jsonl " + rec.string())
+          .code,
+      0);
+  const std::string fields = "index,name,memory.used,utilization.gpu,fan.speed,power.draw";
+  const CmdResult live = Gpuwatch("query " + kFixed + " --query-gpu=" + fields + " --format=csv");
+  const CmdResult replayed =
+      Gpuwatch("query --replay " + rec.string() + " --query-gpu=" + fields + " --format=csv");
+  ASSERT_EQ(replayed.code, 0) << replayed.err;
+  EXPECT_EQ(replayed.out, live.out) << "the recording gives back what was live";
+  // stdout stays pure CSV; stderr says where the numbers come from.
+  EXPECT_EQ(replayed.err, "gpuwatch query: note: REPLAY of " + rec.string() +
+                              ": recorded GPUs, not this machine's now\n");
+  EXPECT_EQ(
+      live.err,
+      "gpuwatch query: note: DEMO: simulated GPUs (fixed.yaml), not this machine's hardware\n");
+  const CmdResult demo = Gpuwatch("--demo query --query-gpu=index --format=csv,noheader");
+  ASSERT_EQ(demo.code, 0) << demo.err;
+  EXPECT_EQ(demo.out.substr(0, 2), "0\n");
+  EXPECT_NE(demo.err.find("gpuwatch query: note: DEMO: simulated GPUs ("), std::string::npos)
+      << demo.err;
+  const CmdResult status = Gpuwatch("--replay " + rec.string() + " --color=never");
+  ASSERT_EQ(status.code, 0) << status.err;
+  EXPECT_NE(status.out.find("REPLAY of " + rec.string()), std::string::npos);
+  EXPECT_NE(status.out.find("python train.py --epochs 3"), std::string::npos)
+      << "attribution is recorded";
+  const CmdResult watch = Gpuwatch("watch --replay " + rec.string() + " --replay-speed 0 -i 10ms");
+  EXPECT_EQ(watch.code, 0) << "ends with the recording";
+  EXPECT_NE(watch.out.find("GPU 0: Mem=43.1%"), std::string::npos) << watch.out;
+  EXPECT_EQ(Gpuwatch("run --replay " + rec.string() + " -- true").code, 2);
+  EXPECT_EQ(Gpuwatch("--replay " + rec.string() + " --demo").code, 2);
+  fs::remove(rec);
 }
 
 }  // namespace
