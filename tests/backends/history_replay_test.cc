@@ -1,123 +1,19 @@
-// ReplayBackend on SQLite histories written by the real store::HistoryWriter,
-// and the format sniff that tells them from JSON Lines recordings.
+// ReplayBackend on SQLite histories written by the real store::HistoryWriter:
+// what a history plays back (samples, facts, processes, events and marks, an
+// open writer's file, what retention removed, MIG and identity notes). Bad and
+// damaged histories, and the format sniff: history_replay_faults_test.cc.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <sqlite3.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include <filesystem>
-#include <fstream>
 #include <thread>
 
-#include "backends/replay/replay_backend.h"
-#include "export/lines.h"
-#include "store/history_writer.h"
+#include "history_fixture.h"
 
 namespace gpuwatch {
 namespace {
 
-namespace fs = std::filesystem;
-using replay::ReplayBackend;
-using std::chrono::milliseconds;
-using std::chrono::seconds;
+using namespace history_test;
 using ::testing::HasSubstr;
-using TimePoint = std::chrono::system_clock::time_point;
-
-// 2024-01-01T00:00:00Z, an hour boundary; the store keeps milliseconds.
-const TimePoint kHistoryT0{milliseconds(1704067200000)};
-
-class ReplayDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    static int n = 0;
-    dir_ = fs::temp_directory_path() /
-           ("gw-replay-" + std::to_string(getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string File(const std::string& name) const { return (dir_ / name).string(); }
-
-  static std::unique_ptr<store::HistoryWriter> Writer(const std::string& path,
-                                                      store::HistoryOptions options = {}) {
-    auto w = store::HistoryWriter::Open(path, options);
-    EXPECT_TRUE(w) << w.status().message();
-    return w ? std::move(*w) : nullptr;
-  }
-  static std::unique_ptr<ReplayBackend> Replay(const std::string& path) {
-    auto b = ReplayBackend::Open({path, /*speed=*/0});
-    EXPECT_TRUE(b) << b.status().message();
-    return b ? std::move(*b) : nullptr;
-  }
-  static std::string ErrorOf(const std::string& path) {
-    auto b = ReplayBackend::Open({path, 0});
-    return b ? std::string("no error") : b.error().message();
-  }
-  static void Sql(const std::string& path, const std::string& sql) {
-    sqlite3* db = nullptr;
-    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    char* err = nullptr;
-    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-    EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
-    sqlite3_free(err);
-    sqlite3_close(db);
-  }
-
-  fs::path dir_;
-};
-
-DeviceSample Gpu(int index, double used_bytes) {
-  DeviceSample d;
-  d.index = index;
-  d.fields[FieldId::kIndex] = Reading::Number(index);
-  d.fields[FieldId::kUuid] = Reading::Text("GPU-" + std::to_string(index) + "aaa");
-  d.fields[FieldId::kName] = Reading::Text("NVIDIA H200");
-  d.fields[FieldId::kMemoryTotalBytes] = Reading::Number(150754820096.0);
-  d.fields[FieldId::kMemoryUsedBytes] = Reading::Number(used_bytes);
-  d.fields[FieldId::kUtilizationGpuRatio] = Reading::Number(0.25 * index);
-  d.fields[FieldId::kFanSpeedRatio] = Reading::Absent(Missing::kNotSupported);
-  return d;
-}
-
-ProcessSample Trainer(double used_bytes) {
-  ProcessSample p;
-  p.pid = 4242;
-  p.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(used_bytes);
-  p.host.visibility = HostProcess::Visibility::kVisible;
-  p.host.name = "python";
-  p.host.command = "python train.py --lr 0.1";
-  p.host.user = "alice";
-  p.host.uid = 1000;
-  p.host.start_ticks = 5242;
-  p.host.start_time = kHistoryT0 - seconds(30);
-  p.host.container_id = "0123456789ab";
-  p.host.container_runtime = "docker";
-  p.host.pod_uid = "pod-1";
-  p.host.slurm_job_id = "4242";
-  return p;
-}
-
-// Sample n: two GPUs at t0 + n s; GPU 0 runs the trainer, GPU 1 a process
-// that could not be attributed.
-std::shared_ptr<const Snapshot> HistorySample(int n) {
-  auto s = std::make_shared<Snapshot>();
-  s->time = kHistoryT0 + seconds(n);
-  s->sequence = static_cast<std::uint64_t>(n + 1);
-  s->devices.push_back(Gpu(0, 1e9 * (n + 1)));
-  s->devices.push_back(Gpu(1, 5e8));
-  s->devices[0].processes.push_back(Trainer(1e8 * (n + 1)));
-  ProcessSample stranger;
-  stranger.pid = 777;
-  stranger.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(3e8);
-  s->devices[1].processes.push_back(stranger);
-  return s;
-}
-
-void WriteSamples(store::HistoryWriter& w, int from, int to) {
-  for (int i = from; i < to; ++i) w.Append(HistorySample(i));
-  ASSERT_TRUE(w.Flush().ok());
-}
 
 TEST_F(ReplayDir, HistoryOfTheDemoFleetReplaysAsDemo) {
   const std::string path = File("demo.db");
@@ -357,113 +253,6 @@ TEST_F(ReplayDir, HistoryGpusSeenUnderTwoIdentitiesOrMissingIndicesAreNoted) {
       ::testing::UnorderedElementsAre(
           "GPU 1 is not in the history: replayed without values",
           "GPU 0 was recorded under 2 identities (index:0, GPU-0aaa): replayed as one GPU"));
-}
-
-TEST_F(ReplayDir, HistoryWithDevicesButNoSamplesIsAnError) {
-  const std::string path = File("empty-raw.db");
-  WriteSamples(*Writer(path), 0, 2);
-  Sql(path, "DELETE FROM process_raw; DELETE FROM device_raw");
-  const std::string message = ErrorOf(path);
-  EXPECT_THAT(message, HasSubstr(path + ": no samples"));
-  EXPECT_THAT(message, HasSubstr("lists 2 GPU(s) but holds no raw samples"));
-}
-
-TEST_F(ReplayDir, HistoryWithoutGpusIsAnError) {
-  const std::string path = File("no-gpus.db");
-  {
-    auto w = Writer(path);
-    w->AppendMark({kHistoryT0, store::Mark::Kind::kStep, 1.0, "", std::nullopt});
-    ASSERT_TRUE(w->Flush().ok());
-  }
-  EXPECT_THAT(ErrorOf(path), HasSubstr(path + ": no samples (the history holds no GPUs)"));
-}
-
-TEST_F(ReplayDir, BadFilesAreErrorsNamingTheFile) {
-  const std::string empty = File("empty.db");
-  std::ofstream(empty).close();
-  EXPECT_THAT(ErrorOf(empty), HasSubstr(empty + ": empty file"));
-
-  const std::string noise = File("noise.bin");
-  std::ofstream(noise, std::ios::binary) << std::string("\x01\x02\xff\xfe random bytes\n", 19);
-  EXPECT_THAT(ErrorOf(noise), HasSubstr(noise + ":1: not a JSON object"));
-
-  const std::string corrupt = File("corrupt.db");
-  std::ofstream(corrupt, std::ios::binary)
-      << std::string("SQLite format 3\0", 16) << std::string(4000, '\x5a');
-  EXPECT_THAT(ErrorOf(corrupt), HasSubstr("'" + corrupt + "'"));
-
-  const std::string foreign = File("foreign.db");
-  Sql(foreign, "CREATE TABLE songs(title TEXT); INSERT INTO songs VALUES('x')");
-  EXPECT_THAT(ErrorOf(foreign), HasSubstr("'" + foreign + "': not a gpuwatch history"));
-
-  // Says it is a gpuwatch history (application id, version) but has no tables.
-  const std::string hollow = File("hollow.db");
-  Sql(hollow, "PRAGMA application_id=1735423860; PRAGMA user_version=1; CREATE TABLE x(y)");
-  EXPECT_THAT(ErrorOf(hollow), HasSubstr("'" + hollow +
-                                         "': not a gpuwatch history (missing tables: devices, "
-                                         "processes, events, marks, device_raw, process_raw)"));
-
-  EXPECT_THAT(ErrorOf(dir_.string()), HasSubstr(dir_.string() + " is a directory"));
-  auto missing = ReplayBackend::Open({File("nope.db"), 0});
-  ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().code(), Status::Code::kNotFound);
-  EXPECT_THAT(missing.error().message(), HasSubstr(File("nope.db")));
-}
-
-TEST_F(ReplayDir, FormatIsToldByContentNotByName) {
-  const std::string history = File("looks-like.jsonl");
-  WriteSamples(*Writer(history), 0, 2);
-  auto h = Replay(history);
-  ASSERT_TRUE(h);
-  EXPECT_EQ(h->format(), ReplayBackend::Format::kHistory);
-  EXPECT_EQ(h->samples(), 2u);
-
-  const std::string lines = File("looks-like.db");
-  std::ofstream(lines) << JsonlHeader(*HistorySample(0), "node-1") << "\n"
-                       << JsonlSample(*HistorySample(0)) << "\n";
-  auto j = Replay(lines);
-  ASSERT_TRUE(j);
-  EXPECT_EQ(j->format(), ReplayBackend::Format::kJsonLines);
-  EXPECT_EQ(j->hostname(), "node-1");
-  EXPECT_EQ(j->DeviceCount(), 2);
-}
-
-// A damaged or forged history: indices that would size the replay (100000
-// GPUs took 2.2 GB; 99999999999 had no bound) are refused, naming the table
-// and the value.
-TEST_F(ReplayDir, HistoryDeviceIndexOutsideTheRangeIsRefusedNamingTableAndValue) {
-  const std::string path = File("forged.db");
-  WriteSamples(*Writer(path), 0, 2);
-  for (const std::string idx : {"100000", "99999999999", "-1", "64"}) {
-    Sql(path, "UPDATE devices SET idx = " + idx + " WHERE uuid = 'GPU-1aaa'");
-    const std::string message = ErrorOf(path);
-    EXPECT_THAT(message, HasSubstr("history database '" + path + "'")) << idx;
-    EXPECT_THAT(message, HasSubstr("table devices: idx " + idx + " (row id ")) << idx;
-    EXPECT_THAT(message, HasSubstr("is outside 0..63")) << idx;
-  }
-  Sql(path, "UPDATE devices SET idx = 63 WHERE uuid = 'GPU-1aaa'");
-  auto highest = Replay(path);
-  ASSERT_TRUE(highest) << "63 is a GPU index like any other";
-  EXPECT_EQ(highest->DeviceCount(), 64);
-  Sql(path, "UPDATE devices SET idx = 1, mig_index = 100000 WHERE uuid = 'GPU-1aaa'");
-  EXPECT_THAT(ErrorOf(path), HasSubstr("table devices: mig_index 100000 (row id "));
-}
-
-TEST_F(ReplayDir, HistoryMustBeARegularFile) {
-  const std::string fifo = File("pipe.db");
-  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
-  EXPECT_THAT(ErrorOf(fifo), HasSubstr(fifo + " is a FIFO, not a regular file"));
-  auto direct = replay::ReadHistoryRecording(fifo);
-  ASSERT_FALSE(direct);
-  EXPECT_THAT(direct.error().message(), HasSubstr(fifo + " is a FIFO"));
-  EXPECT_THAT(replay::ReadHistoryRecording("/dev/zero").error().message(),
-              HasSubstr("/dev/zero is a character device"));
-  const std::string link = File("link.db");
-  WriteSamples(*Writer(File("real.db")), 0, 2);
-  fs::create_symlink(File("real.db"), link);
-  auto b = Replay(link);
-  ASSERT_TRUE(b) << "a link to a regular file is that file";
-  EXPECT_EQ(b->samples(), 2u);
 }
 
 }  // namespace

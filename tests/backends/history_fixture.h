@@ -1,0 +1,122 @@
+// What the history replay tests share: a directory of a test's own with
+// writers, replays and raw SQL on its files, and a two-GPU sample with a
+// trainer that every test writes through the real store::HistoryWriter.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "backends/replay/replay_backend.h"
+#include "gpuwatch/snapshot.h"
+#include "store/history_writer.h"
+
+namespace gpuwatch::history_test {
+
+namespace fs = std::filesystem;
+using replay::ReplayBackend;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using TimePoint = std::chrono::system_clock::time_point;
+
+// 2024-01-01T00:00:00Z, an hour boundary; the store keeps milliseconds.
+inline const TimePoint kHistoryT0{milliseconds(1704067200000)};
+
+class ReplayDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    static int n = 0;
+    dir_ = fs::temp_directory_path() /
+           ("gw-replay-" + std::to_string(getpid()) + "-" + std::to_string(n++));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string File(const std::string& name) const { return (dir_ / name).string(); }
+
+  static std::unique_ptr<store::HistoryWriter> Writer(const std::string& path,
+                                                      store::HistoryOptions options = {}) {
+    auto w = store::HistoryWriter::Open(path, options);
+    EXPECT_TRUE(w) << w.status().message();
+    return w ? std::move(*w) : nullptr;
+  }
+  static std::unique_ptr<ReplayBackend> Replay(const std::string& path) {
+    auto b = ReplayBackend::Open({path, /*speed=*/0});
+    EXPECT_TRUE(b) << b.status().message();
+    return b ? std::move(*b) : nullptr;
+  }
+  static std::string ErrorOf(const std::string& path) {
+    auto b = ReplayBackend::Open({path, 0});
+    return b ? std::string("no error") : b.error().message();
+  }
+  static void Sql(const std::string& path, const std::string& sql) {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+    EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+    sqlite3_free(err);
+    sqlite3_close(db);
+  }
+
+  fs::path dir_;
+};
+
+inline DeviceSample Gpu(int index, double used_bytes) {
+  DeviceSample d;
+  d.index = index;
+  d.fields[FieldId::kIndex] = Reading::Number(index);
+  d.fields[FieldId::kUuid] = Reading::Text("GPU-" + std::to_string(index) + "aaa");
+  d.fields[FieldId::kName] = Reading::Text("NVIDIA H200");
+  d.fields[FieldId::kMemoryTotalBytes] = Reading::Number(150754820096.0);
+  d.fields[FieldId::kMemoryUsedBytes] = Reading::Number(used_bytes);
+  d.fields[FieldId::kUtilizationGpuRatio] = Reading::Number(0.25 * index);
+  d.fields[FieldId::kFanSpeedRatio] = Reading::Absent(Missing::kNotSupported);
+  return d;
+}
+
+inline ProcessSample Trainer(double used_bytes) {
+  ProcessSample p;
+  p.pid = 4242;
+  p.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(used_bytes);
+  p.host.visibility = HostProcess::Visibility::kVisible;
+  p.host.name = "python";
+  p.host.command = "python train.py --lr 0.1";
+  p.host.user = "alice";
+  p.host.uid = 1000;
+  p.host.start_ticks = 5242;
+  p.host.start_time = kHistoryT0 - seconds(30);
+  p.host.container_id = "0123456789ab";
+  p.host.container_runtime = "docker";
+  p.host.pod_uid = "pod-1";
+  p.host.slurm_job_id = "4242";
+  return p;
+}
+
+// Sample n: two GPUs at t0 + n s; GPU 0 runs the trainer, GPU 1 a process
+// that could not be attributed.
+inline std::shared_ptr<const Snapshot> HistorySample(int n) {
+  auto s = std::make_shared<Snapshot>();
+  s->time = kHistoryT0 + seconds(n);
+  s->sequence = static_cast<std::uint64_t>(n + 1);
+  s->devices.push_back(Gpu(0, 1e9 * (n + 1)));
+  s->devices.push_back(Gpu(1, 5e8));
+  s->devices[0].processes.push_back(Trainer(1e8 * (n + 1)));
+  ProcessSample stranger;
+  stranger.pid = 777;
+  stranger.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(3e8);
+  s->devices[1].processes.push_back(stranger);
+  return s;
+}
+
+inline void WriteSamples(store::HistoryWriter& w, int from, int to) {
+  for (int i = from; i < to; ++i) w.Append(HistorySample(i));
+  ASSERT_TRUE(w.Flush().ok());
+}
+
+}  // namespace gpuwatch::history_test
