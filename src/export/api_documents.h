@@ -31,7 +31,9 @@ struct Published {
   std::vector<ProcessFrameworkMemory> framework;
   std::vector<Preallocation> preallocated;   // processes diagnosed with pre-allocation
   std::vector<StandingDiagnosis> diagnoses;  // GPUs starved or throttled now
-  std::uint64_t version = 0;                 // 1, 2, ... per publication
+  // Failed NVML calls by call, counted up to this snapshot (Hub::CountErrors).
+  std::map<std::string, std::uint64_t> nvml_errors;
+  std::uint64_t version = 0;  // 1, 2, ... per publication
 };
 
 struct ApiContext {

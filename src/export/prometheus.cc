@@ -289,6 +289,24 @@ std::string RenderPublishedMetrics(const MetricsInput& in, const MetricsOptions&
 
   if (in.snapshot != nullptr) AddDiagnoses(w, *in.snapshot, in);
 
+  // The exporter's own counters that change with a sample, not with a scrape.
+  if (in.snapshot != nullptr) {
+    w.Add("gpuwatch_exporter_sample_duration_seconds", Type::kGauge,
+          "How long reading the last snapshot took", host,
+          std::chrono::duration<double>(in.snapshot->sample_duration).count());
+  }
+  std::uint64_t nvml_failures = 0;
+  for (const auto& [call, count] : in.nvml_errors) nvml_failures += count;
+  w.Add("gpuwatch_exporter_nvml_failures_total", Type::kCounter,
+        "Failed NVML calls (not 'not supported') of every call, from 0 at the first sample: what "
+        "increase() alerts on (per call: gpuwatch_exporter_nvml_errors_total)",
+        host, static_cast<double>(nvml_failures));
+  for (const auto& [call, count] : in.nvml_errors) {
+    w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
+          "Failed NVML calls (not 'not supported'), by call",
+          {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
+  }
+
   if (o.process_metrics) {
     for (const ProcessFrameworkMemory& f : in.framework) {
       for (const auto& [kind, bytes] : f.bytes) {
@@ -323,8 +341,6 @@ std::string RenderLiveMetrics(const MetricsInput& in, const MetricsOptions& o) {
   if (in.snapshot != nullptr) {
     w.Add("gpuwatch_exporter_last_sample_age_seconds", Type::kGauge,
           "Age of the snapshot these metrics describe", host, st.last_sample_age_seconds);
-    w.Add("gpuwatch_exporter_sample_duration_seconds", Type::kGauge,
-          "How long reading the last snapshot took", host, st.sample_duration_seconds);
   }
   w.Add("gpuwatch_exporter_sampler_hung", Type::kGauge,
         "1 while no GPU answers (a driver call hangs) and the last good snapshot is served; "
@@ -339,17 +355,6 @@ std::string RenderLiveMetrics(const MetricsInput& in, const MetricsOptions& o) {
   w.Add("gpuwatch_exporter_http_oversize_cuts_total", Type::kCounter,
         "Connections cut because their request head passed the size bound (431)", host,
         static_cast<double>(st.http_oversize_cuts));
-  std::uint64_t nvml_failures = 0;
-  for (const auto& [call, count] : st.nvml_errors) nvml_failures += count;
-  w.Add("gpuwatch_exporter_nvml_failures_total", Type::kCounter,
-        "Failed NVML calls (not 'not supported') of every call, from 0 at the first scrape: what "
-        "increase() alerts on (per call: gpuwatch_exporter_nvml_errors_total)",
-        host, static_cast<double>(nvml_failures));
-  for (const auto& [call, count] : st.nvml_errors) {
-    w.Add("gpuwatch_exporter_nvml_errors_total", Type::kCounter,
-          "Failed NVML calls (not 'not supported'), by call",
-          {{"call", call}, {"hostname", in.hostname}}, static_cast<double>(count));
-  }
   return w.Finish();
 }
 

@@ -38,10 +38,7 @@ struct MetricsOptions {
 struct ExporterStats {
   std::uint64_t scrapes = 0;
   double last_sample_age_seconds = 0;
-  double sample_duration_seconds = 0;
   bool sampler_hung = false;
-  std::map<std::string, std::uint64_t>
-      nvml_errors;                       // by NVML call (every call a sample makes, from 0)
   std::uint64_t http_shed = 0;           // connections answered without a worker (503, probes)
   std::uint64_t http_deadline_cuts = 0;  // connections cut at the request deadline
   std::uint64_t http_oversize_cuts = 0;  // ... for a request head over the size bound
@@ -57,6 +54,9 @@ struct MetricsInput {
   std::vector<Preallocation> preallocated;
   // GPUs with a standing starved or throttling diagnosis (Diagnoser::Standing).
   std::vector<StandingDiagnosis> diagnoses;
+  // Failed NVML calls by call, counted up to the snapshot (every call a
+  // sample makes, from 0).
+  std::map<std::string, std::uint64_t> nvml_errors;
   ExporterStats stats;
   // The machine's leases (docs/select.md); nullopt when not read (no lease
   // series). Waits are counted to `now`.
@@ -67,11 +67,13 @@ struct MetricsInput {
 // /metrics in two parts whose families are disjoint, so that a server renders
 // the first once per sample and only the second per scrape:
 //  - what one publication holds (the snapshot, alerts, leaks, diagnoses,
-//    framework memory, the compatibility families): everything but
-//    `stats`, `leases` and `now`; no OpenMetrics `# EOF`;
+//    framework memory, the NVML error counters, the sample's duration, the
+//    compatibility families): everything but `stats`, `leases` and `now`;
+//    no OpenMetrics `# EOF`;
 //  - what changes between scrapes: the lease series (the file as this
 //    request read it, waits counted to `now`) and the exporter's own
-//    counters; it ends the document (`# EOF` in OpenMetrics).
+//    counters of scrapes, connections and the sample's age; it ends the
+//    document (`# EOF` in OpenMetrics).
 std::string RenderPublishedMetrics(const MetricsInput& input, const MetricsOptions& options);
 std::string RenderLiveMetrics(const MetricsInput& input, const MetricsOptions& options);
 // The whole document: the two parts, one after the other.

@@ -24,6 +24,7 @@ void Hub::Publish(std::shared_ptr<const Snapshot> snapshot, std::vector<rules::A
   {
     MutexLock lock(mu_);
     next->version = latest_->version + 1;
+    next->nvml_errors = nvml_errors_;
     previous = std::exchange(latest_, std::move(next));
     for (const auto& e : events) {
       const bool mark = e.kind == Event::Kind::kMark;
@@ -133,7 +134,7 @@ void Hub::CountScrape() {
 
 void Hub::CountErrors(const std::map<std::string, std::uint64_t>& by_call) {
   MutexLock lock(mu_);
-  for (const auto& [call, n] : by_call) stats_.nvml_errors[call] += n;
+  for (const auto& [call, n] : by_call) nvml_errors_[call] += n;
 }
 
 ExporterStats Hub::Stats() const {
@@ -143,8 +144,6 @@ ExporterStats Hub::Stats() const {
     s.last_sample_age_seconds =
         std::chrono::duration<double>(std::chrono::system_clock::now() - latest_->snapshot->time)
             .count();
-    s.sample_duration_seconds =
-        static_cast<double>(latest_->snapshot->sample_duration.count()) / 1e6;
     s.sampler_hung = latest_->snapshot->stale;
   }
   return s;

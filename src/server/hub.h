@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -63,6 +64,7 @@ class Hub {
 
   // The exporter's own counters.
   void CountScrape();
+  // Failed NVML calls by call; the next publication carries the counts.
   void CountErrors(const std::map<std::string, std::uint64_t>& by_call);
   ExporterStats Stats() const;
 
@@ -82,7 +84,8 @@ class Hub {
   std::deque<Numbered> events_ GUARDED_BY(mu_);    // every kind but marks, by sequence
   std::deque<Numbered> marks_ GUARDED_BY(mu_);     // marks, by sequence
   std::uint64_t event_count_ GUARDED_BY(mu_) = 0;  // sequence of the newest event
-  ExporterStats stats_;
+  ExporterStats stats_ GUARDED_BY(mu_);
+  std::map<std::string, std::uint64_t> nvml_errors_ GUARDED_BY(mu_);  // by call, from 0
 };
 
 // NVML calls that failed in a snapshot (readings missing for a reason other

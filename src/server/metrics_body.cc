@@ -49,14 +49,16 @@ void RawDeflate(std::string_view text, int level, int flush, std::string& out) {
 }
 
 // The live part's deflate state, one a thread and reset for every scrape:
-// setting one up allocates about 64 KiB, which every scrape used to pay
-// (a fifth of a scrape's time went to zlib and malloc). Fastest level: the
-// few kB a scrape compresses take a third of level 6's time, for a few bytes
-// more; an 8 KiB window holds the live part whole.
+// setting one up allocates about 64 KiB, which every scrape used to pay.
+// Stored, not compressed: the live part is the few kB of counters and lease
+// series that change between scrapes, and deflating them even at the fastest
+// level took a fifth of a scrape's CPU for about 2 kB less on the wire
+// (docs/BENCHMARKS.md, "/metrics under load"). The published part, most of
+// the body, is compressed once a sample at the default level.
 class LiveDeflater {
  public:
   LiveDeflater() {
-    ok_ = deflateInit2(&z_, Z_BEST_SPEED, Z_DEFLATED, -13, 6, Z_DEFAULT_STRATEGY) == Z_OK;
+    ok_ = deflateInit2(&z_, Z_NO_COMPRESSION, Z_DEFLATED, -13, 1, Z_DEFAULT_STRATEGY) == Z_OK;
   }
   ~LiveDeflater() {
     if (ok_) deflateEnd(&z_);

@@ -1,9 +1,9 @@
 // The bodies of /metrics: the published part of the document
 // (export/prometheus.h) is rendered once per publication and format, kept as
 // text and as deflate blocks that end on a byte boundary without a final
-// block; a scrape renders and compresses only the small live part and joins
-// the two into one gzip member (RFC 1952). So a scrape costs the live part,
-// whatever the number of GPUs and processes.
+// block; a scrape renders only the small live part and joins the two into
+// one gzip member (RFC 1952), the live part in stored blocks. So a scrape
+// costs the live part, whatever the number of GPUs and processes.
 #pragma once
 
 #include <cstdint>

@@ -126,6 +126,7 @@ void AddRoutes(HttpServer::Impl& impl) {
       published.framework = p.framework;
       published.preallocated = p.preallocated;
       published.diagnoses = p.diagnoses;
+      published.nvml_errors = p.nvml_errors;
       return RenderPublishedMetrics(published, mo);
     });
     SendMetrics(res, std::move(head), RenderLiveMetrics(in, mo),

@@ -47,7 +47,7 @@ MetricsInput Rich(const Snapshot& s) {
   in.framework = {torch};
   in.stats.version = "test";
   in.stats.scrapes = 5;
-  in.stats.nvml_errors = {{"nvmlDeviceGetPowerUsage", 2}};
+  in.nvml_errors = {{"nvmlDeviceGetPowerUsage", 2}};
   host::LeaseTable leases;
   host::Lease lease;
   lease.uuid = "GPU-ba5eb01e-1a44-0730-738a-4f10e71191a1";
@@ -93,6 +93,12 @@ TEST(MetricsParts, TogetherTheyAreTheDocumentAndTheirFamiliesAreDisjoint) {
     EXPECT_GT(a.size(), 50u);
     EXPECT_TRUE(a.contains("gpuwatch_alert_active") && a.contains("gpuwatch_leak_suspected"));
     EXPECT_TRUE(b.contains("gpuwatch_lease_queue_wait_seconds"));
+    // Counted once a sample, so rendered once a sample.
+    for (const char* series :
+         {"gpuwatch_exporter_nvml_errors_total{", "gpuwatch_exporter_sample_duration_seconds{"}) {
+      EXPECT_NE(published.find(series), std::string::npos) << series;
+      EXPECT_EQ(live.find(series), std::string::npos) << series;
+    }
     for (const auto& f : b) EXPECT_FALSE(a.contains(f)) << f << " is in both parts";
     if (format == MetricsFormat::kOpenMetrics) {
       EXPECT_EQ(published.find("# EOF"), std::string::npos);

@@ -31,12 +31,13 @@ Snapshot Fixed() {
 }
 
 std::string Render(const Snapshot& s, MetricsOptions o, MetricsInput in = {}) {
-  in.snapshot = &s;
+  Snapshot timed = s;  // how long a sample took is measured; the goldens hold one figure
+  timed.sample_duration = std::chrono::milliseconds(2);
+  in.snapshot = &timed;
   in.hostname = "node1";
   in.stats.version = "0.1.0";
   in.stats.scrapes = 3;
   in.stats.last_sample_age_seconds = 0.25;
-  in.stats.sample_duration_seconds = 0.002;
   return RenderMetrics(in, o);
 }
 
@@ -318,7 +319,7 @@ TEST(Metrics, CountersOfKnownLabelsAreZeroFromTheFirstScrape) {
   }
   EXPECT_EQ(Samples(text, "gpuwatch_xid_errors_total").size(), 2u) << "every GPU, from 0";
   MetricsInput in;
-  in.stats.nvml_errors = {{"nvmlDeviceGetPowerUsage", 2}, {"nvmlDeviceGetTemperature", 1}};
+  in.nvml_errors = {{"nvmlDeviceGetPowerUsage", 2}, {"nvmlDeviceGetTemperature", 1}};
   const std::string failing = Render(s, {}, in);
   EXPECT_EQ(
       Samples(failing, "gpuwatch_exporter_nvml_failures_total"),

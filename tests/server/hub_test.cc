@@ -118,14 +118,23 @@ TEST(Hub, FailedCallsCountEachCallOncePerGpu) {
 }
 
 // Calls counted at 0 exist from then on (the daemon names every call a sample
-// makes, so that each error counter starts at 0).
+// makes, so that each error counter starts at 0); a publication carries the
+// counts made before it, and keeps them while later ones are counted.
 TEST(Hub, CallsCountedAtZeroAreKept) {
   Hub hub;
   hub.CountErrors({{"nvmlDeviceGetPowerUsage", 0}, {"nvmlDeviceGetTemperature", 0}});
   hub.CountErrors({{"nvmlDeviceGetPowerUsage", 2}});
-  EXPECT_EQ(hub.Stats().nvml_errors,
+  EXPECT_TRUE(hub.Latest()->nvml_errors.empty()) << "nothing published yet";
+  hub.Publish(std::make_shared<Snapshot>(), {}, {}, {});
+  const auto first = hub.Latest();
+  EXPECT_EQ(first->nvml_errors,
             (std::map<std::string, std::uint64_t>{{"nvmlDeviceGetPowerUsage", 2},
                                                   {"nvmlDeviceGetTemperature", 0}}));
+  hub.CountErrors({{"nvmlDeviceGetTemperature", 1}});
+  EXPECT_EQ(first->nvml_errors.at("nvmlDeviceGetTemperature"), 0u);
+  hub.Publish(std::make_shared<Snapshot>(), {}, {}, {});
+  EXPECT_EQ(hub.Latest()->nvml_errors.at("nvmlDeviceGetTemperature"), 1u);
+  EXPECT_EQ(hub.Latest()->nvml_errors.at("nvmlDeviceGetPowerUsage"), 2u);
 }
 
 }  // namespace
