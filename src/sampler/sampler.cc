@@ -72,8 +72,20 @@ struct Sampler::State {
     auto shared = std::make_shared<const Snapshot>(std::move(s));
     latest = shared;
     history.push_back(shared);
-    while (history.size() > Ring()) history.pop_front();
+    Trim();
     cv.NotifyAll();
+  }
+
+  // Drops what every follower has taken (the newest stays, for a follower
+  // still to come) and what is past the ring's size: a follower that keeps
+  // up costs one snapshot, not the ring.
+  void Trim() REQUIRES(mu) {
+    std::uint64_t all_taken = sequence;
+    for (const auto& [id, f] : followers) all_taken = std::min(all_taken, f.taken);
+    while (history.size() > Ring() ||
+           (history.size() > 1 && history.front()->sequence <= all_taken)) {
+      history.pop_front();
+    }
   }
 
   // Whether `n` more snapshots leave every follower's next one in the ring.
@@ -382,6 +394,7 @@ std::shared_ptr<const Snapshot> Sampler::Follower::Next(std::chrono::millisecond
   }
   std::shared_ptr<const Snapshot> snap = st.history[f.taken + 1 - oldest];
   f.taken = snap->sequence;
+  st.Trim();
   if (st.waiting_for_room && st.RoomFor(st.Resume())) st.cv.NotifyAll();
   return snap;
 }

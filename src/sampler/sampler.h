@@ -40,8 +40,10 @@ struct SamplerOptions {
   std::chrono::milliseconds hang_after{0};
   // Snapshots kept in memory for followers (a ring): how far a follower may
   // fall behind live GPUs before it skips, and how far a recording may run
-  // ahead of its slowest follower. 0: RingSize()'s default. What outlives it
-  // is kept as numbers by whoever needs it (the daemon's FieldHistory).
+  // ahead of its slowest follower. 0: RingSize()'s default. The ring holds
+  // only what some follower has yet to take, and the newest: followers that
+  // keep up cost one snapshot. What is needed later is kept as numbers by
+  // whoever needs it (the daemon's FieldHistory).
   std::size_t history = 0;
 };
 
@@ -68,14 +70,16 @@ class Sampler {
   // Stop(). Returns it, or nullptr.
   std::shared_ptr<const Snapshot> WaitNewer(std::uint64_t after,
                                             std::chrono::milliseconds timeout) const;
-  // The ring of recent snapshots, oldest first.
+  // The ring, oldest first: the snapshots some follower has yet to take, and
+  // the newest.
   std::vector<std::shared_ptr<const Snapshot>> History() const;
 
   // A reader that takes every snapshot, in order. Made by Follow(); used by
   // one thread at a time; may outlive the Sampler.
   class Follower;
   // A follower that starts at the oldest snapshot still in the ring (the
-  // first one when called before Start()). With a recording the sampler
+  // first one when called before Start(); after, the oldest another follower
+  // has yet to take, or the newest). With a recording the sampler
   // never runs more than `history` snapshots ahead of any follower, so none
   // is ever skipped. With live GPUs the sampler never waits: a follower that
   // falls more than `history` behind skips the snapshots that left the ring

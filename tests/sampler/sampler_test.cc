@@ -58,6 +58,7 @@ TEST(Sampler, PublishesNumberedSnapshotsIntoABoundedRing) {
   o.history = 4;
   Sampler s(std::move(backend), nullptr, o);
   EXPECT_EQ(s.Latest(), nullptr);
+  auto follower = s.Follow();  // takes nothing: the ring fills to its bound
   s.Start();
   auto snap = WaitFor(s, 6);
   ASSERT_TRUE(snap);
@@ -69,6 +70,40 @@ TEST(Sampler, PublishesNumberedSnapshotsIntoABoundedRing) {
     EXPECT_EQ(history[i]->sequence, history[i - 1]->sequence + 1);
   }
   EXPECT_EQ(history.back()->sequence, s.Latest()->sequence);
+}
+
+// What every follower has taken leaves the ring: followers that keep up hold
+// one snapshot, whatever the ring's size (the daemon's memory at 512
+// processes, docs/BENCHMARKS.md).
+TEST(Sampler, TheRingHoldsOnlyWhatAFollowerHasYetToTake) {
+  SamplerOptions o;
+  o.interval = milliseconds(10);
+  o.history = 8;
+  Sampler s(std::make_unique<CountingBackend>(), nullptr, o);
+  auto follower = s.Follow();
+  s.Start();
+  ASSERT_TRUE(WaitFor(s, 5));
+  s.Stop();
+  const std::size_t held = s.History().size();
+  EXPECT_GE(held, 5u) << "nothing taken yet";
+  std::size_t taken = 0;
+  while (auto snap = follower->Next(milliseconds(100))) {
+    ++taken;
+    const auto ring = s.History();
+    ASSERT_FALSE(ring.empty());
+    EXPECT_EQ(ring.front()->sequence,
+              std::min<std::uint64_t>(snap->sequence + 1, s.Latest()->sequence))
+        << "only what is still to take, else the newest";
+  }
+  EXPECT_EQ(taken, held);
+  ASSERT_EQ(s.History().size(), 1u);
+  EXPECT_EQ(s.History().front(), s.Latest());
+
+  Sampler alone(std::make_unique<CountingBackend>(), nullptr, o);
+  alone.Start();
+  ASSERT_TRUE(WaitFor(alone, 5));
+  alone.Stop();
+  EXPECT_EQ(alone.History().size(), 1u) << "no follower: the newest only";
 }
 
 TEST(Sampler, ReadsStaticFieldsOnceAndCostlyOnesAtTheirOwnPeriod) {
@@ -288,15 +323,18 @@ TEST(Sampler, AFollowerStartsAtTheOldestSnapshotInTheRing) {
   o.interval = milliseconds(10);
   o.history = 3;
   Sampler s(std::make_unique<CountingBackend>(), nullptr, o);
+  auto first = s.Follow();  // takes nothing: the ring stays full
   s.Start();
   ASSERT_TRUE(WaitFor(s, 6));
   s.Stop();
   const auto ring = s.History();
   ASSERT_EQ(ring.size(), 3u);
-  auto follower = s.Follow();
-  for (const auto& want : ring) EXPECT_EQ(follower->Next(milliseconds(100)), want);
-  EXPECT_EQ(follower->missed(), 0u);
-  EXPECT_TRUE(follower->done());
+  auto later = s.Follow();
+  for (const auto& want : ring) EXPECT_EQ(later->Next(milliseconds(100)), want);
+  EXPECT_EQ(later->missed(), 0u);
+  EXPECT_TRUE(later->done());
+  for (const auto& want : ring) EXPECT_EQ(first->Next(milliseconds(100)), want);
+  EXPECT_TRUE(first->done());
 }
 
 TEST(Lifecycle, ReportsLostAndBackDevicesAndProcessStartsAndEnds) {
