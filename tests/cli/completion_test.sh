@@ -14,12 +14,9 @@ if [ $# -ne 1 ]; then
 fi
 gpuwatch=$1
 here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuwatch-completion-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+# shellcheck source-path=SCRIPTDIR source=../tap.sh
+source "$here/../tap.sh"
+tap_start completion-test
 # check NAME EXPECTED-WORD OUTPUT: OUTPUT (words or lines) has EXPECTED-WORD.
 check() {
   if printf '%s\n' $3 | grep -xF -- "$2" >/dev/null; then ok "$1"; else not_ok "$1 (got: $(echo $3 | head -c 300))"; fi
@@ -112,5 +109,4 @@ if command -v man >/dev/null; then
   fi
 fi
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+finish

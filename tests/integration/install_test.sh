@@ -14,20 +14,16 @@ if [ $# -ne 1 ]; then
   exit 2
 fi
 build=$(cd "$1" && pwd)
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuwatch-install-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=../tap.sh
+source "$here/../tap.sh"
+tap_start install-test
 
 if cmake --install "$build" --prefix "$work/staged" >"$work/install.log" 2>&1; then
   ok "cmake --install into a temporary prefix"
 else
   not_ok "cmake --install into a temporary prefix"
-  sed 's/^/#   /' "$work/install.log" | tail -20
-  echo "$passed passed, $failed failed"
-  exit 1
+  finish
 fi
 mv "$work/staged" "$work/moved"
 prefix=$work/moved
@@ -59,5 +55,4 @@ else
   not_ok "a missing fake NVML is named with the places looked in"
   echo "$err" | head -3 | sed 's/^/#   /'
 fi
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish

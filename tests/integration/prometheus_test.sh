@@ -57,48 +57,11 @@ prom=http://127.0.0.1:$prom_port
 hosts=(host-a host-b host-c)
 declare -A port=([host-a]=$port0 [host-b]=$((port0 + 1)) [host-c]=$((port0 + 2)))
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuwatch-prometheus-test.XXXXXX")
+# shellcheck source-path=SCRIPTDIR source=../tap.sh
+source "$here/../tap.sh"
+tap_start prometheus-test
 declare -A pid_of=()
-pids=()
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "# kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
-# expect NAME GOT WANT: exact comparison of two (multi-line) strings.
-expect() {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    not_ok "$1"
-    echo "#   got:  $(echo "$2" | paste -sd '|')"
-    echo "#   want: $(echo "$3" | paste -sd '|')"
-  fi
-}
 q() { python3 "$here/promq.py" "$prom" "$@"; }
-finish() {
-  echo "$passed passed, $failed failed"
-  if [ "$failed" -ne 0 ]; then
-    for f in "$work"/*.log; do
-      [ -f "$f" ] || continue
-      echo "# --- tail of $(basename "$f")"
-      tail -n 15 "$f" | sed 's/^/#   /'
-    done
-    exit 1
-  fi
-  exit 0
-}
 
 port_free() { ! (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 for p in "${port[@]}" "$prom_port"; do

@@ -68,45 +68,10 @@ text_type="text/plain; version=0.0.4; charset=utf-8"
 om_accept="application/openmetrics-text; version=1.0.0"
 om_type="application/openmetrics-text; version=1.0.0; charset=utf-8"
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gpuwatch-promtool-test.XXXXXX")
-pids=()
-# shellcheck disable=SC2317  # called by the EXIT trap
-cleanup() {
-  local p
-  for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
-  for p in "${pids[@]}"; do
-    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$p" 2>/dev/null
-    wait "$p" 2>/dev/null
-  done
-  if [ "${KEEP_WORK:-0}" = 1 ]; then echo "# kept $work"; else rm -rf "$work"; fi
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
+# shellcheck source-path=SCRIPTDIR source=../tap.sh
+source "$here/../tap.sh"
+tap_start promtool-test
 
-passed=0
-failed=0
-ok() { passed=$((passed + 1)); echo "ok - $1"; }
-not_ok() { failed=$((failed + 1)); echo "not ok - $1"; }
-expect() {
-  if [ "$2" = "$3" ]; then ok "$1"; else
-    not_ok "$1"
-    echo "#   got:  $(echo "$2" | head -c 600 | paste -sd '|')"
-    echo "#   want: $(echo "$3" | head -c 600 | paste -sd '|')"
-  fi
-}
-finish() {
-  echo "$passed passed, $failed failed"
-  if [ "$failed" -ne 0 ]; then
-    for f in "$work"/*.log; do
-      [ -f "$f" ] || continue
-      echo "# --- tail of $(basename "$f")"
-      tail -n 15 "$f" | sed 's/^/#   /'
-    done
-    exit 1
-  fi
-  exit 0
-}
 # fetch NAME VARIANT [ACCEPT]: body to $work/NAME.body, Content-Type to $work/NAME.type
 fetch() {
   local accept=()
