@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "../test_dir.h"
 #include "backends/replay/replay_backend.h"
 #include "gpuwatch/snapshot.h"
 #include "store/history_writer.h"
@@ -27,18 +28,8 @@ using TimePoint = std::chrono::system_clock::time_point;
 // 2024-01-01T00:00:00Z, an hour boundary; the store keeps milliseconds.
 inline const TimePoint kHistoryT0{milliseconds(1704067200000)};
 
-class ReplayDir : public ::testing::Test {
+class ReplayDir : public testing::TestDir {
  protected:
-  void SetUp() override {
-    static int n = 0;
-    dir_ = fs::temp_directory_path() /
-           ("gw-replay-" + std::to_string(getpid()) + "-" + std::to_string(n++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string File(const std::string& name) const { return (dir_ / name).string(); }
-
   static std::unique_ptr<store::HistoryWriter> Writer(const std::string& path,
                                                       store::HistoryOptions options = {}) {
     auto w = store::HistoryWriter::Open(path, options);
@@ -63,8 +54,6 @@ class ReplayDir : public ::testing::Test {
     sqlite3_free(err);
     sqlite3_close(db);
   }
-
-  fs::path dir_;
 };
 
 inline DeviceSample Gpu(int index, double used_bytes) {

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "../test_dir.h"
 #include "cli_util.h"
 
 namespace {
@@ -34,16 +35,8 @@ std::string Utc(std::time_t t) {
   return buf;
 }
 
-class CliReplayEverySample : public ::testing::Test {
+class CliReplayEverySample : public gpuwatch::testing::TestDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gw-cli-replay-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
   // A recording of `n` samples of one H200 from the machine "rec-node-7",
   // one a second; sample i has memory_used_bytes = i.
   fs::path WriteRecording(int n) {
@@ -99,8 +92,6 @@ class CliReplayEverySample : public ::testing::Test {
       EXPECT_EQ(s["devices"][0]["fields"]["memory_used_bytes"], i) << i;
     }
   }
-
-  fs::path dir_;
 };
 
 TEST_F(CliReplayEverySample, WatchAtSpeedZeroWritesEveryRecordedSampleOnceInOrder) {

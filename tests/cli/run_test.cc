@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 
+#include "../test_dir.h"
 #include "cli_util.h"
 
 namespace {
@@ -21,16 +22,12 @@ namespace fs = std::filesystem;
 using gpuwatch::testing::Slurp;
 
 // A private directory with a scenario whose one GPU process is the job.
-class RunFixture : public ::testing::Test {
+class RunFixture : public gpuwatch::testing::TestDir {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gw-run-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
+    TestDir::SetUp();
     WriteScenario("10GiB");
   }
-  void TearDown() override { fs::remove_all(dir_); }
 
   void WriteScenario(const std::string& memory) {
     std::ofstream(dir_ / "job.yaml")
@@ -59,7 +56,6 @@ class RunFixture : public ::testing::Test {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, Slurp(dir_ / "err")};
   }
   nlohmann::json Report() const { return nlohmann::json::parse(Slurp(dir_ / "report.json")); }
-  fs::path dir_;
 };
 
 TEST_F(RunFixture, FollowsTheJobAndReportsItsGpuUse) {

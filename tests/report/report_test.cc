@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "../test_dir.h"
 #include "report/report_html.h"
 #include "report/report_recorder.h"
 
@@ -245,19 +246,7 @@ TEST(ReportHtml, TextThatLooksLikeAPlaceholderIsJustText) {
             std::string::npos);
 }
 
-class TempDir : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gpuwatch-report-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::filesystem::path dir_;
-};
-
-using ReportFiles = TempDir;
+using ReportFiles = testing::TestDir;
 
 TEST_F(ReportFiles, CheckWritableLeavesNoFileAndNamesTheProblem) {
   const auto fresh = dir_ / "r.html";

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "../test_dir.h"
 #include "server/basic_auth.h"
 #include "server/http_server.h"
 
@@ -27,19 +28,8 @@ std::string Bcrypt(const std::string& password) {
   return crypt_r(password.c_str(), salt, &data);
 }
 
-class WebConfigTest : public ::testing::Test {
+class WebConfigTest : public testing::TestDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gw-web-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
   // A CA, a server certificate for 127.0.0.1 signed by it, and a client certificate.
   void MakeCertificates() {
     const std::string d = dir_.string();
@@ -67,7 +57,6 @@ class WebConfigTest : public ::testing::Test {
     EXPECT_TRUE(s) << (s ? "" : s.error().message());
     return s ? std::move(*s) : nullptr;
   }
-  fs::path dir_;
   std::shared_ptr<Hub> hub_ = std::make_shared<Hub>();
 };
 

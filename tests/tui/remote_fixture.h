@@ -11,6 +11,7 @@
 #include <fstream>
 #include <string>
 
+#include "../test_dir.h"
 #include "tui/remote_api.h"
 
 namespace gpuwatch::tui::remote_test {
@@ -20,26 +21,14 @@ namespace fs = std::filesystem;
 // For a server to start on 2 loaded cores.
 inline constexpr std::chrono::seconds kDeadline{60};
 
-class RemoteDaemon : public ::testing::Test {
+class RemoteDaemon : public gpuwatch::testing::TestDir {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("gw-remote-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string Write(const std::string& name, const std::string& text) {
-    std::ofstream(dir_ / name) << text;
-    return (dir_ / name).string();
-  }
   RemoteEndpoint Endpoint(const std::string& address) {
     auto e = ParseEndpoint(address);
     EXPECT_TRUE(e) << e.error().message();
     e->timeout = std::chrono::seconds(10);  // a loaded machine; nothing here waits for it to pass
     return *e;
   }
-  fs::path dir_;
 };
 
 }  // namespace gpuwatch::tui::remote_test
