@@ -19,8 +19,8 @@ class TestDir : public ::testing::Test {
  protected:
   void SetUp() override {
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string("gw-") + test->test_suite_name() + "-" + test->name() + "-" +
-                       std::to_string(getpid());
+    // Short: a daemon's socket under it must fit sun_path's 108 bytes.
+    std::string name = std::string("gw-") + test->name() + "-" + std::to_string(getpid());
     std::replace(name.begin(), name.end(), '/', '_');  // parameterised tests: Suite/Name/0
     dir_ = std::filesystem::temp_directory_path() / name;
     std::filesystem::remove_all(dir_);
