@@ -64,8 +64,13 @@ Event BaseEvent(std::chrono::system_clock::time_point time, const Subject& s, Ev
 LeakTracker::LeakTracker(const LeakOptions& options) : options_(options) {}
 
 LeakTracker::Tracked& LeakTracker::Track(const Subject& subject) {
-  return detectors_.try_emplace(subject, Tracked{LeakDetector(options_), {}, {}, {}, 0, false})
-      .first->second;
+  // Looked up first: a detector is built (seven floor scales, their buffers)
+  // only for a new series, not as an argument thrown away at every sample.
+  auto it = detectors_.find(subject);
+  if (it == detectors_.end()) {
+    it = detectors_.emplace(subject, Tracked{LeakDetector(options_), {}, {}, {}, 0, false}).first;
+  }
+  return it->second;
 }
 
 void LeakTracker::Feed(std::chrono::system_clock::time_point time, const Subject& subject,
