@@ -13,6 +13,7 @@
 #include "core/mutex.h"
 #include "core/thread_name.h"
 #include "sampler/device_readers.h"
+#include "sampler/sampler_state.h"
 
 namespace gpuwatch {
 namespace {
@@ -23,84 +24,6 @@ std::chrono::milliseconds HangAfter(const SamplerOptions& o) {
   if (o.hang_after.count() > 0) return o.hang_after;
   return std::max(std::chrono::milliseconds(2000), 5 * o.interval);
 }
-
-}  // namespace
-
-struct Sampler::State {
-  State(std::unique_ptr<Backend> b, std::unique_ptr<host::ProcessResolver> r, SamplerOptions o)
-      : backend(std::move(b)),
-        resolver(std::move(r)),
-        options(o),
-        recording(backend && backend->NextSampleDue().has_value()) {}
-
-  // Used by the sampling thread alone once it runs, and by the GPU readers
-  // (sampler/device_readers.h), which hold it while they are in a call.
-  std::shared_ptr<Backend> backend;
-  std::unique_ptr<host::ProcessResolver> resolver;
-  const SamplerOptions options;
-  // The backend keeps its own clock (Backend::NextSampleDue): it paces the
-  // reads, and the sampler waits for followers instead of leaving them behind.
-  const bool recording;
-
-  struct FollowerState {
-    std::uint64_t taken = 0;  // the sequence of the last snapshot taken
-    std::uint64_t missed = 0;
-  };
-
-  mutable Mutex mu;
-  mutable CondVar cv;
-  std::shared_ptr<const Snapshot> latest GUARDED_BY(mu);
-  std::deque<std::shared_ptr<const Snapshot>> history GUARDED_BY(mu);
-  std::uint64_t sequence GUARDED_BY(mu) = 0;
-  bool stopping GUARDED_BY(mu) = false;
-  bool finished GUARDED_BY(mu) = false;
-  std::map<std::uint64_t, FollowerState> followers GUARDED_BY(mu);  // by id
-  std::uint64_t next_follower GUARDED_BY(mu) = 0;
-  bool waiting_for_room GUARDED_BY(mu) = false;
-
-  std::atomic<std::int64_t> sample_started_ns{0};  // 0 while idle
-  std::atomic<bool> hung{false};
-
-  std::jthread sampling;
-  std::jthread watchdog;
-
-  std::size_t Ring() const { return RingSize(options); }
-
-  void Publish(Snapshot s) {
-    MutexLock lock(mu);
-    s.sequence = ++sequence;
-    auto shared = std::make_shared<const Snapshot>(std::move(s));
-    latest = shared;
-    history.push_back(shared);
-    Trim();
-    cv.NotifyAll();
-  }
-
-  // Drops what every follower has taken (the newest stays, for a follower
-  // still to come) and what is past the ring's size: a follower that keeps
-  // up costs one snapshot, not the ring.
-  void Trim() REQUIRES(mu) {
-    std::uint64_t all_taken = sequence;
-    for (const auto& [id, f] : followers) all_taken = std::min(all_taken, f.taken);
-    while (history.size() > Ring() ||
-           (history.size() > 1 && history.front()->sequence <= all_taken)) {
-      history.pop_front();
-    }
-  }
-
-  // Whether `n` more snapshots leave every follower's next one in the ring.
-  bool RoomFor(std::size_t n) const REQUIRES(mu) {
-    for (const auto& [id, f] : followers) {
-      if (sequence + n - f.taken > Ring()) return false;
-    }
-    return true;
-  }
-  // A recording held back by a follower resumes once half the ring is free,
-  // not at every snapshot taken: fewer thread switches.
-  std::size_t Resume() const { return std::max<std::size_t>(Ring() / 2, 1); }
-};
-
-namespace {
 
 struct Working {
   HostFields host;
@@ -300,12 +223,6 @@ void WatchdogLoop(std::shared_ptr<Sampler::State> st, std::stop_token stop) {
 
 }  // namespace
 
-std::size_t RingSize(const SamplerOptions& options) {
-  if (options.history > 0) return options.history;
-  const auto interval = std::max<std::int64_t>(options.interval.count(), 1);
-  return std::clamp<std::size_t>(static_cast<std::size_t>(30'000 / interval), 16, 600);
-}
-
 Sampler::Sampler(std::unique_ptr<Backend> backend, std::unique_ptr<host::ProcessResolver> resolver,
                  SamplerOptions options)
     : state_(std::make_shared<State>(std::move(backend), std::move(resolver), options)) {}
@@ -342,71 +259,6 @@ void Sampler::Stop(std::chrono::milliseconds grace) {
     lock.Unlock();
     state_->sampling.detach();
   }
-}
-
-std::shared_ptr<const Snapshot> Sampler::Latest() const {
-  MutexLock lock(state_->mu);
-  return state_->latest;
-}
-
-std::shared_ptr<const Snapshot> Sampler::WaitNewer(std::uint64_t after,
-                                                   std::chrono::milliseconds timeout) const {
-  MutexLock lock(state_->mu);
-  state_->cv.WaitFor(lock, timeout, [&]() REQUIRES(state_->mu) {
-    return state_->stopping || (state_->latest && state_->latest->sequence > after);
-  });
-  if (state_->latest && state_->latest->sequence > after) return state_->latest;
-  return nullptr;
-}
-
-std::vector<std::shared_ptr<const Snapshot>> Sampler::History() const {
-  MutexLock lock(state_->mu);
-  return {state_->history.begin(), state_->history.end()};
-}
-
-std::unique_ptr<Sampler::Follower> Sampler::Follow() {
-  MutexLock lock(state_->mu);
-  const std::uint64_t id = state_->next_follower++;
-  State::FollowerState f;
-  f.taken = state_->history.empty() ? state_->sequence : state_->history.front()->sequence - 1;
-  state_->followers.emplace(id, f);
-  return std::unique_ptr<Follower>(new Follower(state_, id));
-}
-
-Sampler::Follower::~Follower() {
-  MutexLock lock(state_->mu);
-  state_->followers.erase(id_);
-  state_->cv.NotifyAll();  // the sampler may be waiting for this one
-}
-
-std::shared_ptr<const Snapshot> Sampler::Follower::Next(std::chrono::milliseconds timeout) {
-  State& st = *state_;
-  MutexLock lock(st.mu);
-  State::FollowerState& f = st.followers.at(id_);
-  const auto ready = [&]() REQUIRES(st.mu) { return st.sequence > f.taken; };
-  st.cv.WaitFor(lock, timeout,
-                [&]() REQUIRES(st.mu) { return ready() || st.stopping || st.finished; });
-  if (!ready()) return nullptr;
-  const std::uint64_t oldest = st.history.front()->sequence;
-  if (f.taken + 1 < oldest) {  // live GPUs only: the ring moved on without this follower
-    f.missed += oldest - (f.taken + 1);
-    f.taken = oldest - 1;
-  }
-  std::shared_ptr<const Snapshot> snap = st.history[f.taken + 1 - oldest];
-  f.taken = snap->sequence;
-  st.Trim();
-  if (st.waiting_for_room && st.RoomFor(st.Resume())) st.cv.NotifyAll();
-  return snap;
-}
-
-bool Sampler::Follower::done() const {
-  MutexLock lock(state_->mu);
-  return state_->finished && state_->followers.at(id_).taken == state_->sequence;
-}
-
-std::uint64_t Sampler::Follower::missed() const {
-  MutexLock lock(state_->mu);
-  return state_->followers.at(id_).missed;
 }
 
 bool Sampler::hung() const { return state_->hung; }
