@@ -12,6 +12,7 @@
 #include <memory>
 #include <string>
 
+#include "../store/store_test_util.h"
 #include "../test_dir.h"
 #include "backends/replay/replay_backend.h"
 #include "gpuwatch/snapshot.h"
@@ -56,34 +57,19 @@ class ReplayDir : public testing::TestDir {
   }
 };
 
+// store_test_util.h's device and process, with what the replay tests check
+// beside them: a utilization, a pod, a start time.
 inline DeviceSample Gpu(int index, double used_bytes) {
-  DeviceSample d;
-  d.index = index;
-  d.fields[FieldId::kIndex] = Reading::Number(index);
+  DeviceSample d = store::testing::MakeDevice(index, used_bytes);
   d.fields[FieldId::kUuid] = Reading::Text("GPU-" + std::to_string(index) + "aaa");
-  d.fields[FieldId::kName] = Reading::Text("NVIDIA H200");
-  d.fields[FieldId::kMemoryTotalBytes] = Reading::Number(150754820096.0);
-  d.fields[FieldId::kMemoryUsedBytes] = Reading::Number(used_bytes);
   d.fields[FieldId::kUtilizationGpuRatio] = Reading::Number(0.25 * index);
-  d.fields[FieldId::kFanSpeedRatio] = Reading::Absent(Missing::kNotSupported);
   return d;
 }
 
 inline ProcessSample Trainer(double used_bytes) {
-  ProcessSample p;
-  p.pid = 4242;
-  p.fields[FieldId::kProcessUsedMemoryBytes] = Reading::Number(used_bytes);
-  p.host.visibility = HostProcess::Visibility::kVisible;
-  p.host.name = "python";
-  p.host.command = "python train.py --lr 0.1";
-  p.host.user = "alice";
-  p.host.uid = 1000;
-  p.host.start_ticks = 5242;
+  ProcessSample p = store::testing::MakeProcess(4242, used_bytes);  // started at tick 5242
   p.host.start_time = kHistoryT0 - seconds(30);
-  p.host.container_id = "0123456789ab";
-  p.host.container_runtime = "docker";
   p.host.pod_uid = "pod-1";
-  p.host.slurm_job_id = "4242";
   return p;
 }
 
