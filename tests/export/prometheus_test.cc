@@ -1,8 +1,8 @@
 // /metrics rendering: the golden text on a fixed scenario read through the
 // real NVML backend and the fake library, content negotiation, OpenMetrics
-// framing, opt-in process series, dcgm-exporter names and units, alerts and
-// leak gauges, label escaping. promtool and a real Prometheus check the same
-// output in tests/integration/.
+// framing, opt-in process series, alerts and leak gauges, label escaping
+// (the compatibility families: metrics_compat_test.cc). promtool and a real
+// Prometheus check the same output in tests/integration/.
 #include "export/prometheus.h"
 
 #include <fmt/format.h>
@@ -13,33 +13,14 @@
 #include <regex>
 #include <sstream>
 
-#include "../backends/fake_env.h"
-#include "sampler/collect.h"
+#include "metrics_test_util.h"
 
 namespace gpuwatch {
 namespace {
 
+using namespace metrics_test;
+
 namespace fs = std::filesystem;
-
-Snapshot Fixed() {
-  auto backend = testing::OpenFake("fixed.yaml", 100);
-  host::ProcOptions po;
-  po.proc_dir = std::string(GPUWATCH_SOURCE_DIR) + "/scenarios/test/fixed.host/proc";
-  po.is_host_proc = true;
-  host::ProcessResolver resolver(po);
-  return CollectOnce(*backend, &resolver, CollectOptions{});
-}
-
-std::string Render(const Snapshot& s, MetricsOptions o, MetricsInput in = {}) {
-  Snapshot timed = s;  // how long a sample took is measured; the goldens hold one figure
-  timed.sample_duration = std::chrono::milliseconds(2);
-  in.snapshot = &timed;
-  in.hostname = "node1";
-  in.stats.version = "0.1.0";
-  in.stats.scrapes = 3;
-  in.stats.last_sample_age_seconds = 0.25;
-  return RenderMetrics(in, o);
-}
 
 void Golden(const std::string& name, const std::string& actual) {
   const fs::path path = fs::path(GPUWATCH_SOURCE_DIR) / "tests" / "golden" / name;
@@ -95,25 +76,6 @@ TEST(Metrics, ProcessSeriesAreOptInAndUserIsOptInAgain) {
   EXPECT_EQ(text.find("user=\""), std::string::npos);
   with.process_user = true;
   EXPECT_NE(Render(s, with).find("user=\""), std::string::npos);
-}
-
-TEST(Metrics, DcgmCompatUsesDcgmNamesAndUnits) {
-  const Snapshot s = Fixed();
-  MetricsOptions o;
-  o.dcgm_compat = true;
-  const std::string text = Render(s, o);
-  const double used = s.devices[0].fields[FieldId::kMemoryUsedBytes].number();
-  const double util = s.devices[0].fields[FieldId::kUtilizationGpuRatio].number();
-  std::smatch m;
-  ASSERT_TRUE(
-      std::regex_search(text, m, std::regex("DCGM_FI_DEV_FB_USED\\{gpu=\"0\"[^}]*\\} (\\S+)")));
-  EXPECT_DOUBLE_EQ(std::stod(m[1]), used / (1024 * 1024)) << "MiB";
-  ASSERT_TRUE(
-      std::regex_search(text, m, std::regex("DCGM_FI_DEV_GPU_UTIL\\{gpu=\"0\"[^}]*\\} (\\S+)")));
-  EXPECT_DOUBLE_EQ(std::stod(m[1]), util * 100) << "percent";
-  EXPECT_NE(text.find("modelName=\"NVIDIA H200\""), std::string::npos);
-  EXPECT_NE(text.find("Hostname=\"node1\""), std::string::npos);
-  EXPECT_NE(text.find("gpuwatch_memory_used_bytes{"), std::string::npos) << "gpuwatch's own stay";
 }
 
 TEST(Metrics, AlertsLeaksAndEscaping) {
@@ -235,16 +197,6 @@ TEST(Metrics, BeforeTheFirstSampleOnlyTheExporterSpeaks) {
   EXPECT_NE(text.find("gpuwatch_exporter_scrapes_total{hostname=\"node1\"} 0"), std::string::npos);
 }
 
-// Every sample line of `family` (exactly that name) in `text`.
-std::vector<std::string> Samples(const std::string& text, const std::string& family) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    if (line.starts_with(family + "{") || line.starts_with(family + " ")) out.push_back(line);
-  }
-  return out;
-}
-
 TEST(Metrics, OpenMetricsDeclaresTheUnitOfEveryFamilyNamedWithOne) {
   const Snapshot s = Fixed();
   MetricsOptions om;
@@ -271,22 +223,6 @@ TEST(Metrics, OpenMetricsDeclaresTheUnitOfEveryFamilyNamedWithOne) {
   }
   EXPECT_GT(units, 20);
   EXPECT_EQ(Render(s, {}).find("# UNIT"), std::string::npos) << "text 0.0.4 has no UNIT";
-}
-
-TEST(Metrics, DcgmCountersHaveOneTypeAndOneNameInBothFormats) {
-  const Snapshot s = Fixed();
-  MetricsOptions o;
-  o.dcgm_compat = true;
-  const std::string plain = Render(s, o);
-  o.format = MetricsFormat::kOpenMetrics;
-  const std::string om = Render(s, o);
-  EXPECT_NE(plain.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION untyped\n"), std::string::npos);
-  EXPECT_NE(om.find("# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION unknown\n"), std::string::npos);
-  EXPECT_EQ(Samples(plain, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION").size(), 2u);
-  EXPECT_EQ(Samples(plain, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"),
-            Samples(om, "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"));
-  EXPECT_NE(plain.find("# TYPE DCGM_FI_DEV_FB_USED gauge\n"), std::string::npos);
-  EXPECT_NE(om.find("# TYPE DCGM_FI_DEV_FB_USED gauge\n"), std::string::npos);
 }
 
 TEST(Metrics, DriverInfoCarriesDriverCudaAndNvmlVersions) {
@@ -361,53 +297,6 @@ TEST(Metrics, ProcessSeriesCarryContainerPodAndJobFromTheCgroup) {
   EXPECT_NE(m.str().find("slurm_job_id=\"4242\""), std::string::npos) << m.str();
   EXPECT_NE(m.str().find("container_id=\"\""), std::string::npos) << m.str();
   EXPECT_EQ(text.find("user=\""), std::string::npos) << "still opt-in";
-}
-
-TEST(Metrics, NvidiaSmiCompatUsesNvidiaGpuExporterNames) {
-  const Snapshot s = Fixed();
-  EXPECT_EQ(Render(s, {}).find("nvidia_smi_"), std::string::npos) << "opt-in";
-  MetricsOptions o;
-  o.nvidia_smi_compat = true;
-  const std::string text = Render(s, o);
-  const std::string uuid = s.devices[0].fields[FieldId::kUuid].text().substr(4);  // no "GPU-"
-  const auto one = [&](const std::string& family) {
-    const auto lines = Samples(text, family);
-    for (const auto& l : lines) {
-      if (l.starts_with(family + "{uuid=\"" + uuid + "\"} "))
-        return std::stod(l.substr(l.rfind(' ')));
-    }
-    ADD_FAILURE() << family << " for " << uuid << " missing";
-    return 0.0;
-  };
-  const DeviceFields& f = s.devices[0].fields;
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_memory_used_bytes"), f[FieldId::kMemoryUsedBytes].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_memory_total_bytes"), f[FieldId::kMemoryTotalBytes].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_utilization_gpu_ratio"),
-                   f[FieldId::kUtilizationGpuRatio].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_temperature_gpu"), f[FieldId::kTemperatureGpuCelsius].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_power_draw_watts"), f[FieldId::kPowerDrawWatts].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_clocks_current_sm_clock_hz"),
-                   f[FieldId::kClockSmHertz].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_pstate"), f[FieldId::kPerformanceState].number());
-  EXPECT_DOUBLE_EQ(one("nvidia_smi_enforced_power_limit_watts"),
-                   f[FieldId::kPowerLimitEnforcedWatts].number());
-  EXPECT_NE(text.find("# TYPE nvidia_smi_ecc_errors_corrected_volatile_total gauge\n"),
-            std::string::npos)
-      << "that exporter's type";
-  std::smatch m;
-  ASSERT_TRUE(std::regex_search(
-      text, m, std::regex("nvidia_smi_gpu_info\\{uuid=\"" + uuid + "\"[^}]*\\} 1")));
-  EXPECT_NE(m.str().find("name=\"NVIDIA H200\""), std::string::npos) << m.str();
-  EXPECT_NE(m.str().find("index=\"0\""), std::string::npos) << m.str();
-  EXPECT_NE(
-      m.str().find(fmt::format("cuda_version=\"{}\"", s.host[FieldId::kCudaDriverVersion].text())),
-      std::string::npos)
-      << m.str();
-  EXPECT_NE(text.find("gpuwatch_memory_used_bytes{"), std::string::npos) << "gpuwatch's own stay";
-  EXPECT_EQ(text.find("nvidia_smi_compute_app_used_memory_bytes"), std::string::npos);
-  o.process_metrics = true;
-  EXPECT_NE(Render(s, o).find("nvidia_smi_compute_app_used_memory_bytes{pid=\"5001\""),
-            std::string::npos);
 }
 
 }  // namespace
