@@ -67,7 +67,12 @@ void JobSummary::Observe(const Snapshot& s, const std::set<std::uint32_t>& job_p
       JobProcessPeak& peak = peaks_[{d.index, ProcessKey{p.pid, p.host.start_ticks}}];
       peak.gpu = d.index;
       peak.pid = p.pid;
-      if (peak.command.empty())
+      // Its newest command line: a process seen before its exec finished is
+      // named by what it became. "[comm]" (no command line: mid-exec, or
+      // exiting) names it only until a command line is read.
+      const bool has_command_line =
+          !p.host.command.empty() && p.host.command != "[" + p.host.name + "]";
+      if (has_command_line || peak.command.empty())
         peak.command = p.host.command.empty() ? p.host.name : p.host.command;
       peak.peak_bytes = std::max(peak.peak_bytes, bytes);
     }

@@ -30,7 +30,7 @@ struct UtilizationStats {
 struct JobProcessPeak {
   int gpu = 0;
   std::uint32_t pid = 0;
-  std::string command;
+  std::string command;  // the newest command line read, else "[comm]"
   double peak_bytes = 0;
 };
 

@@ -67,6 +67,33 @@ TEST(JobSummary, AJobTooShortForAVerdictSaysSoNotNoLeak) {
 // Energy: the driver's counter where it advanced during the job; a job
 // shorter than the counter's period (it reads the same value throughout)
 // gets its power samples integrated instead of 0 J.
+// A process sampled mid-exec or while exiting has no command line ("[comm]");
+// the summary names it by the newest one read, as `run`'s summary shows it.
+TEST(JobSummary, AProcessIsNamedByItsNewestCommandLine) {
+  JobSummary summary({"sh", "-c", "exec sleep 30"}, kT0);
+  const auto seen = [&](int t, const std::string& name, const std::string& command) {
+    Snapshot s = At(seconds(t));
+    s.devices[0].processes[0].host.name = name;
+    s.devices[0].processes[0].host.command = command;
+    summary.Observe(s, {42});
+  };
+  seen(0, "sleep", "[sleep]");  // the exec under way
+  seen(1, "sh", "sh -c exec sleep 30");
+  seen(2, "sleep", "sleep 30");
+  seen(3, "sleep", "[sleep]");  // exiting
+  const JobReport r = summary.Finish(kT0 + seconds(3), 0, {}, {});
+  ASSERT_EQ(r.processes.size(), 1u);
+  EXPECT_EQ(r.processes[0].command, "sleep 30");
+
+  JobSummary never({"true"}, kT0);
+  Snapshot s = At(seconds(0));
+  s.devices[0].processes[0].host.name = "sleep";
+  s.devices[0].processes[0].host.command = "[sleep]";
+  never.Observe(s, {42});
+  EXPECT_EQ(never.Finish(kT0, 0, {}, {}).processes.at(0).command, "[sleep]")
+      << "no command line ever read: its name";
+}
+
 TEST(JobSummary, EnergyComesFromTheCounterOrFromPowerWhenTheCounterDidNotMove) {
   const auto job = [](bool counter_moves) {
     JobSummary summary({"python", "train.py"}, kT0);
