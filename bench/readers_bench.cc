@@ -1,6 +1,6 @@
 // µs per round of reading every GPU, the sampler's two ways: inline on one
 // thread (ReadGpu for each GPU in turn, as before issue 13) and through
-// DeviceReaders (one thread per GPU, the sampler's way for live GPUs). The
+// DeviceReaders (the sampler's way for live GPUs: one reader thread). The
 // same backend, fields and processes; rounds alternate between the two in
 // blocks so drift hits both. Usage: readers_bench ROUNDS
 // (GPUWATCH_NVML_LIBRARY / GPUWATCH_FAKE_SCENARIO pick the GPUs).

@@ -30,7 +30,7 @@ struct Working {
   std::vector<DeviceSample> devices;  // the last values read, per GPU
   std::vector<std::vector<DeviceSample>> mig;
   std::vector<bool> needs_static;
-  std::unique_ptr<DeviceReaders> readers;  // live GPUs: one thread each
+  std::unique_ptr<DeviceReaders> readers;  // live GPUs
   Clock::time_point last_slow{};
   Clock::time_point last_costly{};
   Clock::time_point last_buffers{};
@@ -46,7 +46,7 @@ void MarkStale(DeviceSample& d, Clock::duration in_call) {
                     "; the values are the last ones read";
 }
 
-// Reads every GPU: inline for a recording, else on the GPUs' own readers,
+// Reads every GPU: inline for a recording, else on the readers (DeviceReaders),
 // waiting for them up to the hang limit; attributes the processes of those
 // read. Puts the GPUs into `s`, those still in a call with their last values
 // marked stale, and returns how many those are.
@@ -62,8 +62,10 @@ std::size_t ReadGpus(Sampler::State& st, Working& w, const std::vector<FieldMask
     }
   } else {
     if (!w.readers) {
-      w.readers =
-          std::make_unique<DeviceReaders>(st.backend, static_cast<int>(n), st.options.processes);
+      // Another reader takes the GPUs waiting behind a call this slow.
+      const auto stall_after = std::min(std::chrono::milliseconds(100), HangAfter(st.options) / 10);
+      w.readers = std::make_unique<DeviceReaders>(st.backend, static_cast<int>(n),
+                                                  st.options.processes, ReaderTiming{stall_after});
     }
     // The wait is bounded: this thread is not in a driver call, the watchdog need not look.
     st.sample_started_ns = 0;

@@ -1,8 +1,9 @@
 // Sampler: the one owner of the backend. On its own thread it reads each field
 // at its cadence (static once, slow every 10 s, costly every 5 s, the rest every
 // interval), attributes processes, and publishes immutable snapshots. Live
-// GPUs are read on one thread each (DeviceReaders): a GPU whose driver call
-// has not returned by the hang limit keeps its last values, marked stale
+// GPUs are read off this thread (DeviceReaders: one reader, another for the
+// GPUs waiting behind a slow call): a GPU whose driver call has not returned
+// by the hang limit keeps its last values, marked stale
 // (DeviceHealth::kStale), while the others go on. When every GPU is in such a
 // call, or the sampling thread itself is stuck (a watchdog looks), the last
 // snapshot is republished once marked stale, so readers keep answering.

@@ -56,40 +56,45 @@ TEST_F(Serve, WithoutADriverItServesAndSaysWhy) {
   EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
 }
 
-// Each thread is named (core/thread_name.h), and an idle daemon on one GPU
-// runs seven: main, the sampler, its watchdog, the GPU's reader, the HTTP
-// listener, the shedder and the answer socket (docs/architecture.md,
-// "Threads"). No HTTP request is made, so no worker is started; the exit
-// guard is an alarm, not a thread.
-TEST_F(Serve, AnIdleDaemonOnOneGpuRunsSevenNamedThreads) {
-  Start({"serve", "--listen", "127.0.0.1:0", "-i", "200ms"},
+// Each thread is named (core/thread_name.h), and an idle daemon runs seven
+// whatever its GPUs: main, the sampler, its watchdog, one reader for every
+// GPU (sampler/device_readers.h), the HTTP listener, the shedder and the
+// answer socket (docs/architecture.md, "Threads"). No HTTP request is made,
+// so no worker is started; the exit guard is an alarm, not a thread.
+TEST_F(Serve, AnIdleDaemonRunsSevenNamedThreadsOnOneGpuAndOnEight) {
+  for (const char* scenario :
+       {"/tests/integration/scenarios/host-b.yaml", "/scenarios/demo.yaml"}) {
+    SCOPED_TRACE(scenario);
+    fs::remove(dir_ / "log");  // the first daemon's, which would answer the waits below
+    Start(
+        {"serve", "--listen", "127.0.0.1:0", "-i", "200ms"},
         {std::string("GPUWATCH_NVML_LIBRARY=") + GPUWATCH_BINARY_DIR + "/lib/libnvidia-ml-fake.so",
-         std::string("GPUWATCH_FAKE_SCENARIO=") + GPUWATCH_SOURCE_DIR +
-             "/tests/integration/scenarios/host-b.yaml"});
-  ASSERT_GT(Port(), 0) << Slurp(dir_ / "log");
-  ASSERT_TRUE(WaitForLog("answer from this daemon's samples")) << Slurp(dir_ / "log");
-  const std::multiset<std::string> expected = {"gpuwatch-full", "gw-sampler", "gw-watchdog",
-                                               "gw-read-gpu0",  "gw-http",    "gw-shedder",
-                                               "gw-answers"};
-  // The answer socket is offered before the GPUs are opened (on gw-open, a
-  // thread that ends once they are) and before the sampler starts: wait for
-  // the daemon to settle (10 s at most), then compare.
-  std::multiset<std::string> names;
-  for (int i = 0; i < 200; ++i) {
-    names.clear();
-    for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
-      std::string name = Slurp(task.path() / "comm");
-      if (!name.empty() && name.back() == '\n') name.pop_back();
-      names.insert(name);
+         std::string("GPUWATCH_FAKE_SCENARIO=") + GPUWATCH_SOURCE_DIR + scenario});
+    ASSERT_GT(Port(), 0) << Slurp(dir_ / "log");
+    ASSERT_TRUE(WaitForLog("answer from this daemon's samples")) << Slurp(dir_ / "log");
+    const std::multiset<std::string> expected = {"gpuwatch-full", "gw-sampler", "gw-watchdog",
+                                                 "gw-reader0",    "gw-http",    "gw-shedder",
+                                                 "gw-answers"};
+    // The answer socket is offered before the GPUs are opened (on gw-open, a
+    // thread that ends once they are) and before the sampler starts: wait for
+    // the daemon to settle (10 s at most), then compare.
+    std::multiset<std::string> names;
+    for (int i = 0; i < 200; ++i) {
+      names.clear();
+      for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid_) + "/task")) {
+        std::string name = Slurp(task.path() / "comm");
+        if (!name.empty() && name.back() == '\n') name.pop_back();
+        names.insert(name);
+      }
+      if (names == expected) break;
+      std::this_thread::sleep_for(50ms);
     }
-    if (names == expected) break;
-    std::this_thread::sleep_for(50ms);
+    std::string seen;
+    for (const auto& n : names) seen += n + " ";
+    EXPECT_EQ(names, expected) << seen;
+    kill(pid_, SIGTERM);
+    EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
   }
-  std::string seen;
-  for (const auto& n : names) seen += n + " ";
-  EXPECT_EQ(names, expected) << seen;
-  kill(pid_, SIGTERM);
-  EXPECT_EQ(Exit(), 0) << Slurp(dir_ / "log");
 }
 
 TEST_F(Serve, SighupReloadsRulesAndKeepsThemWhenTheNewFileIsBad) {
