@@ -5,7 +5,9 @@
 import sys
 
 
-def write(path, gpus=8, procs=64):
+def write(path, gpus=8, procs=64, pids=None):
+    """`pids`: the processes' pids, GPU by GPU (at least gpus * procs); by
+    default 100000 + 1000 * gpu + index, pids no process of this host has."""
     with open(path, "w") as f:
         f.write("clock: wall\nperiod: 1h\ndevices:\n")
         for g in range(gpus):
@@ -13,7 +15,8 @@ def write(path, gpus=8, procs=64):
                     f"    temperature_gpu: {{constant: 60, noise: 2}}\n    power_draw: {{constant: 500, noise: 20}}\n"
                     f"    processes:{'' if procs else ' []'}\n")
             for p in range(procs):
-                f.write(f"      - {{pid: {100000 + g * 1000 + p}, memory: {{constant: {1 + p % 2}GiB, noise: 10MiB}}, "
+                pid = pids[g * procs + p] if pids else 100000 + g * 1000 + p
+                f.write(f"      - {{pid: {pid}, memory: {{constant: {1 + p % 2}GiB, noise: 10MiB}}, "
                         f"sm_util: {{constant: 1, noise: 1}}}}\n")
 
 

@@ -86,6 +86,15 @@ StatusInfo ParseStatus(std::string_view text) {
   return info;
 }
 
+std::optional<std::uint64_t> ParseStatmResidentPages(std::string_view text) {
+  const std::vector<std::string_view> values = SplitWhitespace(text);
+  if (values.size() < 2) return std::nullopt;
+  const auto size = ParseNumber<std::uint64_t>(values[0]);
+  const auto resident = ParseNumber<std::uint64_t>(values[1]);
+  if (!size || !resident || *size == 0) return std::nullopt;
+  return resident;
+}
+
 std::string CommandLine(std::string_view cmdline, std::string_view comm) {
   while (!cmdline.empty() && cmdline.back() == '\0') cmdline.remove_suffix(1);
   if (cmdline.empty()) return "[" + std::string(comm) + "]";

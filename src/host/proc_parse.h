@@ -31,6 +31,12 @@ struct StatusInfo {
 };
 StatusInfo ParseStatus(std::string_view text);
 
+// /proc/<pid>/statm's resident set in pages (its second number): what
+// status's VmRSS says, at a fraction of the kernel's work. Nullopt when the
+// text is not statm or the process has no memory map (a zombie or a kernel
+// thread: every number 0).
+std::optional<std::uint64_t> ParseStatmResidentPages(std::string_view text);
+
 // NUL-separated argv as one line: NULs become spaces, trailing NULs dropped.
 // Empty (kernel threads, zombies) gives "[comm]", as ps shows them.
 std::string CommandLine(std::string_view cmdline, std::string_view comm);

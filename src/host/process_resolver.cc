@@ -69,6 +69,12 @@ void MarkUnreadable(ProcessSample& p, const Status& why) {
   }
 }
 
+Reading RssFromStatus(const StatusInfo& info, std::uint32_t pid) {
+  if (info.rss_kb) return Reading::Number(static_cast<double>(*info.rss_kb) * 1024.0);
+  return Reading::Absent(Missing::kNotSupported, "no VmRSS in /proc/" + std::to_string(pid) +
+                                                     "/status (zombie or kernel thread)");
+}
+
 Reading AbsentFrom(const Status& why, std::string_view what) {
   Missing m = why.code() == Status::Code::kPermissionDenied ? Missing::kNoPermission
                                                             : Missing::kNotSupported;
@@ -82,6 +88,7 @@ ProcessResolver::ProcessResolver(ProcOptions options)
       env_(DetectEnvironment(ProbeOf(options_))),
       pids_not_ours_(env_.own_pid_namespace && !options_.is_host_proc),
       ticks_per_second_(TicksPerSecond()),
+      page_size_(std::max(::sysconf(_SC_PAGESIZE), 1L)),
       users_(MakeUsers(options_)),
       pods_(options_.kubelet_log_dir.empty()
                 ? (options_.proc_dir / ".." / "var" / "log" / "containers").lexically_normal()
@@ -100,6 +107,14 @@ void ProcessResolver::Resolve(ProcessSample& p) {
 
 void ProcessResolver::EndSample() {
   cpu_.EndSample();
+  for (auto it = known_.begin(); it != known_.end();) {
+    if (it->second.seen) {
+      it->second.seen = false;
+      ++it;
+    } else {
+      it = known_.erase(it);
+    }
+  }
   sample_uptime_.reset();
 }
 
@@ -129,6 +144,70 @@ std::optional<double> ProcessResolver::SecondsSinceStart(std::uint64_t start_tic
                   1.0 / ticks_per_second_);
 }
 
+// Reads what identifies the process beyond its stat: command line, user
+// (and its RSS, from the same status file), cgroup and pod. False when the
+// process turned out to be gone (`p` says so). `whole`: every file was read
+// and the command line was not empty (a process caught before its exec).
+bool ProcessResolver::ReadIdentity(const ProcDir& dir, const StatInfo& stat, ProcessSample& p,
+                                   bool* whole) {
+  Result<std::string> cmdline = dir.Read("cmdline");
+  Result<std::string> status_text = dir.Read("status");
+  Result<std::string> cgroup = dir.Read("cgroup");
+  bool vanished = (!cmdline && cmdline.error().code() == Status::Code::kNotFound) ||
+                  (!status_text && status_text.error().code() == Status::Code::kNotFound) ||
+                  (!cgroup && cgroup.error().code() == Status::Code::kNotFound);
+  if (vanished) {
+    // A file missing: the process exited midway, or a sparse fixture tree.
+    Result<std::string> again = dir.Read("stat");
+    if (!again) {
+      MarkUnreadable(p, again.error());
+      return false;
+    }
+  }
+
+  *whole = cmdline && !cmdline->empty() && status_text && cgroup;
+  HostProcess& h = p.host;
+  h.visibility = Visibility::kVisible;
+  h.name = stat.comm;
+  h.command = CommandLine(cmdline ? std::string_view(*cmdline) : std::string_view(), stat.comm);
+  h.start_ticks = stat.start_ticks;
+  if (std::optional<std::int64_t> boot = BootTime()) {
+    auto since_boot =
+        std::chrono::duration<double>(static_cast<double>(stat.start_ticks) / ticks_per_second_);
+    h.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(*boot)) +
+                   std::chrono::duration_cast<std::chrono::system_clock::duration>(since_boot);
+  }
+
+  if (status_text) {
+    StatusInfo info = ParseStatus(*status_text);
+    h.uid = info.uid;
+    if (info.uid) h.user = users_.Name(*info.uid);
+    p.fields[FieldId::kProcessRssBytes] = RssFromStatus(info, p.pid);
+  } else {
+    p.fields[FieldId::kProcessRssBytes] = AbsentFrom(status_text.error(), "status");
+  }
+
+  if (cgroup) {
+    CgroupIdentity id = ParseCgroup(*cgroup);
+    h.container_id = std::move(id.container_id);
+    h.container_runtime = std::move(id.container_runtime);
+    h.pod_uid = std::move(id.pod_uid);
+    h.slurm_job_id = std::move(id.slurm_job_id);
+    FindPod(h);
+  }
+  return true;
+}
+
+// The pod of a container, once the kubelet has linked its log: a miss costs a stat().
+void ProcessResolver::FindPod(HostProcess& h) {
+  if (h.container_id.empty() || !h.pod.empty()) return;
+  if (auto pod = pods_.Find(h.container_id)) {
+    h.pod = std::move(pod->pod);
+    h.pod_namespace = std::move(pod->namespace_);
+    h.container_name = std::move(pod->container);
+  }
+}
+
 void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
   p.host = HostProcess{};
   if (pids_not_ours_) {
@@ -153,57 +232,35 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
 
   // Every later read goes through the same handle: if the process exits
   // meanwhile, they fail rather than read a successor with the same pid.
-  Result<std::string> cmdline = dir->Read("cmdline");
-  Result<std::string> status_text = dir->Read("status");
-  Result<std::string> cgroup = dir->Read("cgroup");
-  bool vanished = (!cmdline && cmdline.error().code() == Status::Code::kNotFound) ||
-                  (!status_text && status_text.error().code() == Status::Code::kNotFound) ||
-                  (!cgroup && cgroup.error().code() == Status::Code::kNotFound);
-  if (vanished) {
-    // A file missing: the process exited midway, or a sparse fixture tree.
-    Result<std::string> again = dir->Read("stat");
-    if (!again) return MarkUnreadable(p, again.error());
-  }
-
-  HostProcess& h = p.host;
-  h.visibility = Visibility::kVisible;
-  h.name = stat->comm;
-  h.command = CommandLine(cmdline ? std::string_view(*cmdline) : std::string_view(), stat->comm);
-  h.start_ticks = stat->start_ticks;
-  if (std::optional<std::int64_t> boot = BootTime()) {
-    auto since_boot =
-        std::chrono::duration<double>(static_cast<double>(stat->start_ticks) / ticks_per_second_);
-    h.start_time = std::chrono::system_clock::time_point(std::chrono::seconds(*boot)) +
-                   std::chrono::duration_cast<std::chrono::system_clock::duration>(since_boot);
-  }
-
-  if (status_text) {
-    StatusInfo info = ParseStatus(*status_text);
-    h.uid = info.uid;
-    if (info.uid) h.user = users_.Name(*info.uid);
-    p.fields[FieldId::kProcessRssBytes] =
-        info.rss_kb
-            ? Reading::Number(static_cast<double>(*info.rss_kb) * 1024.0)
-            : Reading::Absent(Missing::kNotSupported, "no VmRSS in /proc/" + std::to_string(p.pid) +
-                                                          "/status (zombie or kernel thread)");
-  } else {
-    p.fields[FieldId::kProcessRssBytes] = AbsentFrom(status_text.error(), "status");
-  }
-
-  if (cgroup) {
-    CgroupIdentity id = ParseCgroup(*cgroup);
-    h.container_id = std::move(id.container_id);
-    h.container_runtime = std::move(id.container_runtime);
-    h.pod_uid = std::move(id.pod_uid);
-    h.slurm_job_id = std::move(id.slurm_job_id);
-    if (auto pod = pods_.Find(h.container_id)) {
-      h.pod = std::move(pod->pod);
-      h.pod_namespace = std::move(pod->namespace_);
-      h.container_name = std::move(pod->container);
+  const CpuMeter::Key key{p.pid, stat->start_ticks};
+  const auto steady =
+      options_.steady_now ? options_.steady_now() : std::chrono::steady_clock::now();
+  auto known = known_.find(key);
+  if (known != known_.end() && known->second.whole && known->second.host.name == stat->comm &&
+      steady - known->second.read_at < kIdentityRefresh) {
+    FindPod(known->second.host);  // a container seen before its pod was listed
+    p.host = known->second.host;
+    Result<std::string> statm = dir->Read("statm");
+    std::optional<std::uint64_t> pages = statm ? ParseStatmResidentPages(*statm) : std::nullopt;
+    if (pages) {
+      p.fields[FieldId::kProcessRssBytes] =
+          Reading::Number(static_cast<double>(*pages) * static_cast<double>(page_size_));
+    } else if (Result<std::string> status_text = dir->Read("status")) {
+      // A zombie (statm all 0), or a tree without statm.
+      p.fields[FieldId::kProcessRssBytes] = RssFromStatus(ParseStatus(*status_text), p.pid);
+    } else {
+      // Gone since its stat was read, or a tree without either file.
+      Result<std::string> again = dir->Read("stat");
+      if (!again) return MarkUnreadable(p, again.error());
+      p.fields[FieldId::kProcessRssBytes] = AbsentFrom(status_text.error(), "status");
     }
+  } else {
+    bool whole = false;
+    if (!ReadIdentity(*dir, *stat, p, &whole)) return;
+    known = known_.insert_or_assign(key, Known{p.host, steady, whole}).first;
   }
+  known->second.seen = true;
 
-  CpuMeter::Key key{p.pid, stat->start_ticks};
   std::optional<double> since_start;
   if (!cpu_.Has(key)) since_start = SecondsSinceStart(stat->start_ticks);
   // Elapsed time between samples is read on the tree's own clock (/proc/uptime):

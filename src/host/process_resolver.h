@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,9 @@
 #include "host/users.h"
 
 namespace gpuwatch::host {
+
+class ProcDir;
+struct StatInfo;
 
 struct ProcOptions {
   // The /proc to read. "/proc" normally; `--host-proc DIR` for a mounted host
@@ -64,6 +68,12 @@ class ProcessResolver {
   // Call once after each sample's Resolve calls.
   void EndSample();
 
+  // A process's user, command line and cgroup (three files, status the
+  // kernel's dearest to write) are read when it is first seen, after an exec
+  // (its comm changes) and then every kIdentityRefresh; every Resolve reads
+  // stat (CPU, identity) and statm (RSS).
+  static constexpr std::chrono::seconds kIdentityRefresh{10};
+
   const Environment& environment() const { return env_; }
   // True when NVML's PIDs cannot be looked up in proc_dir (child PID namespace
   // and no --host-proc): every process then resolves as kOtherPidNs.
@@ -72,6 +82,8 @@ class ProcessResolver {
 
  private:
   void ResolveOrThrow(ProcessSample& p);
+  bool ReadIdentity(const ProcDir& dir, const StatInfo& stat, ProcessSample& p, bool* whole);
+  void FindPod(HostProcess& h);
   std::optional<std::int64_t> BootTime();
   std::optional<double> SecondsSinceStart(std::uint64_t start_ticks);
 
@@ -79,6 +91,7 @@ class ProcessResolver {
   Environment env_;
   bool pids_not_ours_ = false;
   double ticks_per_second_;
+  long page_size_;
   std::optional<std::int64_t> boot_time_s_;  // cached once read
   // The /proc tree's own clock (uptime, s), read once per sample: CPU ratios
   // are measured on it, so a static tree (the demo) keeps its figures.
@@ -87,6 +100,14 @@ class ProcessResolver {
   UserTable users_;
   KubePods pods_;
   CpuMeter cpu_;
+  // What was read of each process beyond stat and statm (kIdentityRefresh).
+  struct Known {
+    HostProcess host;
+    std::chrono::steady_clock::time_point read_at;
+    bool whole = false;  // every file read, a command line among them: else read again
+    bool seen = false;   // resolved since the last EndSample
+  };
+  std::map<CpuMeter::Key, Known> known_;
 };
 
 }  // namespace gpuwatch::host

@@ -12,6 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseStat(text);
   (void)ParseStatus(text);
+  (void)ParseStatmResidentPages(text);
   (void)CommandLine(text, "comm");
   (void)ParseBootTime(text);
   (void)ParseUptime(text);

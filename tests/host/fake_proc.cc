@@ -66,10 +66,41 @@ void FakeProcTree::Add(const FakeProcess& p) {
   if (p.rss_kb) status += "VmRSS:\t" + std::to_string(*p.rss_kb) + " kB\n";
   status += "Threads:\t4\n";
   Write("proc/" + pid + "/status", status);
+  // statm in pages; a zombie's is every number 0.
+  const std::uint64_t page_kb = static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE)) / 1024;
+  const std::uint64_t pages = p.rss_kb ? *p.rss_kb / page_kb : 0;
+  Write("proc/" + pid + "/statm",
+        p.rss_kb ? std::to_string(pages + 4096) + " " + std::to_string(pages) + " 300 20 0 900 0\n"
+                 : "0 0 0 0 0 0 0\n");
   std::string cmdline;
   for (const std::string& a : p.argv) cmdline += a + '\0';
   Write("proc/" + pid + "/cmdline", cmdline);
   Write("proc/" + pid + "/cgroup", p.cgroup);
+}
+
+ProcessSample Sample(std::uint32_t pid) {
+  ProcessSample p;
+  p.pid = pid;
+  return p;
+}
+
+ProcessSample ResolveOnce(ProcessResolver& r, std::uint32_t pid) {
+  ProcessSample p = Sample(pid);
+  r.Resolve(p);
+  return p;
+}
+
+FakeProcess Trainer() {
+  FakeProcess p;
+  p.pid = 4242;
+  p.comm = "python";
+  p.uid = 1001;
+  p.utime_ticks = 40'000;
+  p.stime_ticks = 10'000;
+  p.start_ticks = 900'000;
+  p.rss_kb = 12 * 1024 * 1024;
+  p.argv = {"python", "train.py", "--run-name", "my run", "--rank", "0"};
+  return p;
 }
 
 void FakeProcTree::Remove(std::uint32_t pid) { fs::remove_all(proc() / std::to_string(pid)); }

@@ -1,5 +1,5 @@
 // A fixture /proc tree in a temporary directory, for src/host tests:
-// <root>/proc/{stat,uptime,<pid>/{stat,status,cmdline,cgroup},self/...} and
+// <root>/proc/{stat,uptime,<pid>/{stat,status,statm,cmdline,cgroup},self/...} and
 // <root>/etc/passwd. Removed on destruction.
 #pragma once
 
@@ -39,7 +39,7 @@ class FakeProcTree {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path proc() const { return root_ / "proc"; }
 
-  // Writes (or rewrites) proc/<pid>/{stat,status,cmdline,cgroup}.
+  // Writes (or rewrites) proc/<pid>/{stat,status,statm,cmdline,cgroup}.
   void Add(const FakeProcess& p);
   void Remove(std::uint32_t pid);
   void SetUptime(double seconds);
@@ -59,6 +59,15 @@ class FakeProcTree {
  private:
   std::filesystem::path root_;
 };
+
+// A process sample of `pid` before it is resolved, and one resolved by `r`.
+ProcessSample Sample(std::uint32_t pid);
+ProcessSample ResolveOnce(ProcessResolver& r, std::uint32_t pid);
+
+// pid 4242, "python train.py --run-name my run --rank 0" of uid 1001 (alice):
+// with the tree's uptime of 10000 s, started at 9000 s after boot, 500 s of
+// CPU so far, 12 GiB resident.
+FakeProcess Trainer();
 
 // While alive, file permission checks apply to this thread even when the
 // tests run as root (setfsuid drops CAP_DAC_OVERRIDE). A no-op for others.

@@ -13,36 +13,13 @@ namespace {
 
 using testing::FakeProcess;
 using testing::FakeProcTree;
+using testing::ResolveOnce;
+using testing::Sample;
+using testing::Trainer;
 using Visibility = HostProcess::Visibility;
 using std::chrono::seconds;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-
-ProcessSample Sample(std::uint32_t pid) {
-  ProcessSample p;
-  p.pid = pid;
-  return p;
-}
-
-ProcessSample ResolveOnce(ProcessResolver& r, std::uint32_t pid) {
-  ProcessSample p = Sample(pid);
-  r.Resolve(p);
-  return p;
-}
-
-// Uptime 10000 s; started at 9000 s after boot; 500 s of CPU so far.
-FakeProcess Trainer() {
-  FakeProcess p;
-  p.pid = 4242;
-  p.comm = "python";
-  p.uid = 1001;
-  p.utime_ticks = 40'000;
-  p.stime_ticks = 10'000;
-  p.start_ticks = 900'000;
-  p.rss_kb = 12 * 1024 * 1024;
-  p.argv = {"python", "train.py", "--run-name", "my run", "--rank", "0"};
-  return p;
-}
 
 TEST(ProcessResolver, ReadsNameCommandUserStartTimeAndRss) {
   FakeProcTree tree;
