@@ -112,7 +112,8 @@ TEST_F(ProcessIdentity, WithoutStatmRssComesFromStatusAndAZombieHasNone) {
   r.EndSample();
   proc.rss_kb.reset();  // a zombie: statm all 0, no VmRSS
   tree.Add(proc);
-  const Reading& rss = ResolveOnce(r, 4242).fields[FieldId::kProcessRssBytes];
+  const ProcessSample zombie = ResolveOnce(r, 4242);
+  const Reading& rss = zombie.fields[FieldId::kProcessRssBytes];
   EXPECT_FALSE(rss.is_number());
   EXPECT_NE(rss.detail().find("zombie"), std::string::npos) << rss.detail();
 }
