@@ -107,14 +107,8 @@ void ProcessResolver::Resolve(ProcessSample& p) {
 
 void ProcessResolver::EndSample() {
   cpu_.EndSample();
-  for (auto it = known_.begin(); it != known_.end();) {
-    if (it->second.seen) {
-      it->second.seen = false;
-      ++it;
-    } else {
-      it = known_.erase(it);
-    }
-  }
+  // Every process resolved is measured: what the meter forgot was not seen.
+  std::erase_if(known_, [&](const auto& entry) { return !cpu_.Has(entry.first); });
   sample_uptime_.reset();
 }
 
@@ -257,9 +251,8 @@ void ProcessResolver::ResolveOrThrow(ProcessSample& p) {
   } else {
     bool whole = false;
     if (!ReadIdentity(*dir, *stat, p, &whole)) return;
-    known = known_.insert_or_assign(key, Known{p.host, steady, whole}).first;
+    known_.insert_or_assign(key, Known{p.host, steady, whole});
   }
-  known->second.seen = true;
 
   std::optional<double> since_start;
   if (!cpu_.Has(key)) since_start = SecondsSinceStart(stat->start_ticks);

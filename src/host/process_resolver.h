@@ -105,7 +105,6 @@ class ProcessResolver {
     HostProcess host;
     std::chrono::steady_clock::time_point read_at;
     bool whole = false;  // every file read, a command line among them: else read again
-    bool seen = false;   // resolved since the last EndSample
   };
   std::map<CpuMeter::Key, Known> known_;
 };

@@ -95,6 +95,13 @@ TEST_F(ProcessIdentity, AProcessCaughtBeforeItsCommandLineIsReadAgain) {
   EXPECT_EQ(ResolveOnce(r, 4242).host.command, "python train.py");
 }
 
+TEST_F(ProcessIdentity, WhatWasReadIsForgottenWithASampleThatDidNotListIt) {
+  ProcessResolver& r = SeenOnce(proc);
+  r.EndSample();  // a sample in which 4242 was not listed
+  tree.Add(Changed(proc));
+  EXPECT_EQ(ResolveOnce(r, 4242).host.user, "bob") << "read again, before the refresh";
+}
+
 TEST_F(ProcessIdentity, AReusedPidIsReadAsTheNewProcessItIs) {
   ProcessResolver& r = SeenOnce(proc);
   FakeProcess successor = Changed(proc);
