@@ -52,21 +52,38 @@ double RiseOverSpread(std::span<const Point> points, double slope) {
   return spread > 0 ? rise / spread : std::numeric_limits<double>::infinity();
 }
 
+// The time a span of floor points of `window_s` windows covers.
+double Covered(std::span<const Point> points, double window_s) {
+  return points.back().t_s - points.front().t_s + window_s;
+}
+
 }  // namespace
 
 std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale) const {
-  std::vector<SpanResult> out;
   const std::vector<Point> all(scale.floor.points().begin(), scale.floor.points().end());
   const double w = scale.floor.window_s();
   const double step = std::max(1.1, options_.span_step);
-  std::size_t last = 0;
+  std::vector<std::size_t> lengths;
   for (double windows = options_.min_windows; windows <= options_.max_windows + kEpsilon;
        windows *= step) {
     const auto n = static_cast<std::size_t>(std::lround(windows));
-    if (n == last) continue;
+    if (!lengths.empty() && n == lengths.back()) continue;
     if (n > all.size()) break;  // longer spans have no more points than this one
-    last = n;
-    out.push_back(TestSpan(std::span<const Point>(all).last(n), w));
+    lengths.push_back(n);
+  }
+  std::vector<SpanResult> out;
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const auto points = std::span<const Point>(all).last(lengths[k]);
+    // A span without an upward trend counts for its length only (Decide),
+    // unless it is the scale's longest, whose estimate is shown when nothing
+    // grows: the others' slopes, the dearest part of a test, are not needed.
+    if (k + 1 < lengths.size() && MannKendall(points).z < options_.z_critical) {
+      SpanResult r;
+      r.span_s = Covered(points, w);
+      out.push_back(r);
+      continue;
+    }
+    out.push_back(TestSpan(points, w));
   }
   return out;
 }
@@ -75,7 +92,7 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
 // last n points (counted, not cut by time: the time of a point is when its
 // window's minimum was seen, which jitters by up to a window).
 LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, double w) const {
-  const double covered_s = points.back().t_s - points.front().t_s + w;
+  const double covered_s = Covered(points, w);
   SpanResult r;
   r.span_s = covered_s;
   const auto slope = TheilSen(points);

@@ -25,6 +25,25 @@ double TieTerm(std::span<const Point> points, double tie_tolerance) {
   return term;
 }
 
+// Var(S) of Mann–Kendall's S under "no trend", corrected for ties.
+double NoTrendVariance(std::span<const Point> points, double tie_tolerance) {
+  const auto n = static_cast<double>(points.size());
+  return (n * (n - 1) * (2 * n + 5) - TieTerm(points, tie_tolerance)) / 18;
+}
+
+// Puts at each of `ranks` (ascending, distinct, each < v.size()) the value a
+// full sort would put there: one partial selection per rank, each over what
+// the one before left to its right (O(size) each, where sorting the few
+// thousand pairwise slopes of a span is O(size log size)).
+void PlaceRanks(std::vector<double>& v, std::span<const std::size_t> ranks) {
+  std::size_t from = 0;
+  for (std::size_t rank : ranks) {
+    std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from),
+                     v.begin() + static_cast<std::ptrdiff_t>(rank), v.end());
+    from = rank + 1;
+  }
+}
+
 }  // namespace
 
 std::optional<double> LeastSquaresSlope(std::span<const Point> points) {
@@ -66,24 +85,28 @@ std::optional<SlopeEstimate> TheilSen(std::span<const Point> points, double z) {
     }
   }
   if (slopes.empty()) return std::nullopt;
-  std::sort(slopes.begin(), slopes.end());
   const auto n = static_cast<double>(slopes.size());
-  SlopeEstimate e;
   const std::size_t mid = slopes.size() / 2;
-  e.slope = slopes.size() % 2 == 1 ? slopes[mid] : (slopes[mid - 1] + slopes[mid]) / 2;
   // Sen (1968): the interval runs between the order statistics (N -+ C) / 2,
   // C = z * sqrt(Var S).
-  const double c = z * std::sqrt(MannKendall(points).variance);
-  const double lo_rank = std::clamp(std::floor((n - c) / 2), 1.0, n);
-  const double hi_rank = std::clamp(std::ceil((n + c) / 2) + 1, 1.0, n);
-  e.low = slopes[static_cast<std::size_t>(lo_rank) - 1];
-  e.high = slopes[static_cast<std::size_t>(hi_rank) - 1];
+  const double c = z * std::sqrt(std::max(0.0, NoTrendVariance(points, 0)));
+  const auto lo = static_cast<std::size_t>(std::clamp(std::floor((n - c) / 2), 1.0, n)) - 1;
+  const auto hi = static_cast<std::size_t>(std::clamp(std::ceil((n + c) / 2) + 1, 1.0, n)) - 1;
+  // Only these order statistics are read: select them rather than sort.
+  std::vector<std::size_t> ranks = {lo, mid, hi};
+  if (slopes.size() % 2 == 0) ranks.push_back(mid - 1);
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  PlaceRanks(slopes, ranks);
+  SlopeEstimate e;
+  e.slope = slopes.size() % 2 == 1 ? slopes[mid] : (slopes[mid - 1] + slopes[mid]) / 2;
+  e.low = slopes[lo];
+  e.high = slopes[hi];
   return e;
 }
 
 TrendTest MannKendall(std::span<const Point> points, double tie_tolerance) {
   TrendTest r;
-  const auto n = static_cast<double>(points.size());
   if (points.size() < 2) return r;
   for (std::size_t i = 0; i < points.size(); ++i) {
     for (std::size_t j = i + 1; j < points.size(); ++j) {
@@ -92,7 +115,7 @@ TrendTest MannKendall(std::span<const Point> points, double tie_tolerance) {
       if (d < -tie_tolerance) r.s -= 1;
     }
   }
-  r.variance = (n * (n - 1) * (2 * n + 5) - TieTerm(points, tie_tolerance)) / 18;
+  r.variance = NoTrendVariance(points, tie_tolerance);
   if (r.variance <= 0) return r;
   const double sd = std::sqrt(r.variance);
   if (r.s > 0) r.z = (r.s - 1) / sd;

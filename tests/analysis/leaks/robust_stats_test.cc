@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace gpuwatch::leaks {
@@ -38,6 +40,55 @@ TEST(TheilSen, ConfidenceIntervalBracketsTheSlope) {
 TEST(TheilSen, NeedsTwoDistinctTimes) {
   std::vector<Point> p = {{5, 1}, {5, 2}};
   EXPECT_FALSE(TheilSen(p));
+}
+
+// The slope and Sen's interval as the textbook computes them: every pairwise
+// slope sorted, then read at the median and at the ranks (N -+ C) / 2.
+SlopeEstimate SortedTheilSen(const std::vector<Point>& points, double z) {
+  std::vector<double> slopes;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    for (std::size_t j = i + 1; j < points.size(); ++j) {
+      const double dt = points[j].t_s - points[i].t_s;
+      if (dt > 0) slopes.push_back((points[j].value - points[i].value) / dt);
+    }
+  }
+  std::sort(slopes.begin(), slopes.end());
+  const auto n = static_cast<double>(slopes.size());
+  const std::size_t mid = slopes.size() / 2;
+  const double c = z * std::sqrt(MannKendall(points).variance);
+  SlopeEstimate e;
+  e.slope = slopes.size() % 2 == 1 ? slopes[mid] : (slopes[mid - 1] + slopes[mid]) / 2;
+  e.low = slopes[static_cast<std::size_t>(std::clamp(std::floor((n - c) / 2), 1.0, n)) - 1];
+  e.high = slopes[static_cast<std::size_t>(std::clamp(std::ceil((n + c) / 2) + 1, 1.0, n)) - 1];
+  return e;
+}
+
+// TheilSen reads only the order statistics it needs: the same numbers as the
+// full sort, on noise, on ties, on repeated times, odd and even pair counts.
+TEST(TheilSen, SelectsTheSameOrderStatisticsAsAFullSort) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<double> noise(-1, 1);
+  std::uniform_int_distribution<int> level(0, 3);
+  for (int n = 2; n <= 80; ++n) {
+    for (int shape = 0; shape < 3; ++shape) {
+      if (shape == 2 && n < 3) continue;  // one time only: no slope (NeedsTwoDistinctTimes)
+      std::vector<Point> p;
+      for (int i = 0; i < n; ++i) {
+        const double t = shape == 2 ? static_cast<double>(i / 2) : i * 5.0;  // pairs of equal times
+        const double v = shape == 1 ? static_cast<double>(level(rng))        // many ties
+                                    : 1e9 + 3e3 * i + 1e6 * noise(rng);
+        p.push_back({t, v});
+      }
+      for (double z : {1.96, 0.5, 4.0}) {
+        const auto got = TheilSen(p, z);
+        ASSERT_TRUE(got) << n;
+        const SlopeEstimate want = SortedTheilSen(p, z);
+        EXPECT_EQ(got->slope, want.slope) << "n " << n << " shape " << shape << " z " << z;
+        EXPECT_EQ(got->low, want.low) << "n " << n << " shape " << shape << " z " << z;
+        EXPECT_EQ(got->high, want.high) << "n " << n << " shape " << shape << " z " << z;
+      }
+    }
+  }
 }
 
 TEST(MannKendall, RisingSeriesIsSignificant) {
