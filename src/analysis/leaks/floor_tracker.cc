@@ -26,6 +26,11 @@ bool FloorTracker::Add(double t_s, double bytes) {
     open_max_ = std::max(open_max_, bytes);
     return false;
   }
+  if (points_.size() == points_.capacity()) {
+    // Doubling, but never past what a compaction leaves room for: a detector
+    // per process keeps seven of these.
+    points_.reserve(std::min(capacity_ + 1, std::max<std::size_t>(8, 2 * points_.size())));
+  }
   points_.push_back(Point{open_min_t_, open_min_});
   closed_max_ = open_max_;
   *window_start_ += window_s_ * std::floor((t_s - *window_start_) / window_s_);
@@ -45,13 +50,13 @@ std::optional<double> FloorTracker::peak() const {
 // sawtooth, which would read as growth against the newer, unmerged points.
 void FloorTracker::Compact() {
   const std::size_t older = capacity_ / 2;
-  std::deque<Point> merged;
+  std::size_t merged = 0;
   for (std::size_t i = 0; i + 1 < older; i += 2) {
-    merged.push_back(Point{(points_[i].t_s + points_[i + 1].t_s) / 2,
-                           (points_[i].value + points_[i + 1].value) / 2});
+    points_[merged++] = Point{(points_[i].t_s + points_[i + 1].t_s) / 2,
+                              (points_[i].value + points_[i + 1].value) / 2};
   }
-  for (std::size_t i = older; i < points_.size(); ++i) merged.push_back(points_[i]);
-  points_ = std::move(merged);
+  points_.erase(points_.begin() + static_cast<std::ptrdiff_t>(merged),
+                points_.begin() + static_cast<std::ptrdiff_t>(older));
 }
 
 }  // namespace gpuwatch::leaks

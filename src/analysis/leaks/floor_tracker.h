@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstddef>
-#include <deque>
 #include <optional>
+#include <vector>
 
 #include "analysis/leaks/robust_stats.h"
 
@@ -27,7 +27,7 @@ class FloorTracker {
   // Floor points, oldest first; t_s is when the window's minimum was seen
   // (sparse samples then give exact slopes), value the window minimum (the
   // mean of times and minima for merged points).
-  const std::deque<Point>& points() const { return points_; }
+  const std::vector<Point>& points() const { return points_; }
   // Highest sample in the last closed window and the open one; nullopt before
   // the first sample.
   std::optional<double> peak() const;
@@ -40,7 +40,7 @@ class FloorTracker {
 
   double window_s_;
   std::size_t capacity_;
-  std::deque<Point> points_;
+  std::vector<Point> points_;  // grown to capacity + 1 at most, then compacted in place
   std::optional<double> window_start_;
   double open_min_ = 0;
   double open_min_t_ = 0;

@@ -36,6 +36,19 @@ LeakDetector::LeakDetector(const LeakOptions& options)
   }
 }
 
+LeakEstimate LeakDetector::SpanResult::Estimate() const {
+  LeakEstimate e;
+  if (!estimated) return e;
+  e.rate_bytes_per_s = rate_bytes_per_s;
+  e.rate_low_bytes_per_s = rate_low_bytes_per_s;
+  e.rate_high_bytes_per_s = rate_high_bytes_per_s;
+  e.confidence = confidence;
+  e.window = std::chrono::seconds(static_cast<long long>(span_s));
+  e.points = points;
+  e.floor_bytes = floor_bytes;
+  return e;
+}
+
 std::size_t LeakDetector::history_size() const {
   std::size_t n = 0;
   for (const Scale& s : scales_) n += s.floor.points().size();
@@ -53,9 +66,9 @@ std::vector<LeakChange> LeakDetector::ObserveAt(double t, double bytes,
   if (!origin_) origin_ = t;
   const double t_s = t - *origin_;
   if (last_t_ && t_s > *last_t_) {
+    if (intervals_s_.size() == kIntervalsKept) intervals_s_.erase(intervals_s_.begin());
     intervals_s_.push_back(t_s - *last_t_);
-    while (intervals_s_.size() > kIntervalsKept) intervals_s_.pop_front();
-    interval_s_ = Median(std::vector<double>(intervals_s_.begin(), intervals_s_.end()));
+    interval_s_ = Median(intervals_s_);
   }
   last_t_ = t_s;
   free_bytes_ = free_bytes;
@@ -110,15 +123,14 @@ double LeakDetector::VerdictSpan(std::optional<double> time_to_full_s) const {
 // is outside the ~95 % interval of the rate now: a move within the noise of
 // the estimate is not news.
 bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
-  if (reported_rate_ >= now.estimate.rate_low_bytes_per_s &&
-      reported_rate_ <= now.estimate.rate_high_bytes_per_s) {
+  if (reported_rate_ >= now.rate_low_bytes_per_s && reported_rate_ <= now.rate_high_bytes_per_s) {
     return false;
   }
-  const auto t = TimeToFull(now.estimate.rate_bytes_per_s);
+  const auto t = TimeToFull(now.rate_bytes_per_s);
   if (t && reported_full_at_s_ > 0) {
     return std::fabs(t_s + *t - reported_full_at_s_) > options_.update_share * *t;
   }
-  return std::fabs(now.estimate.rate_bytes_per_s - reported_rate_) >
+  return std::fabs(now.rate_bytes_per_s - reported_rate_) >
          options_.update_share * std::fabs(reported_rate_);
 }
 
@@ -131,10 +143,10 @@ bool LeakDetector::Moved(const SpanResult& now, double t_s) const {
 // rate it replaces: a calm between bursts, or an aliased sawtooth's beat,
 // reads slow on a shorter span than the one that averaged over them.
 bool LeakDetector::Warrants(const SpanResult& r) const {
-  if (r.estimate.rate_bytes_per_s < reported_rate_ && r.span_s + kEpsilon < reported_span_s_) {
+  if (r.rate_bytes_per_s < reported_rate_ && r.span_s + kEpsilon < reported_span_s_) {
     return false;
   }
-  const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
+  const auto t = TimeToFull(r.rate_bytes_per_s);
   return Urgent(t, r.span_s) || r.span_s + kEpsilon >= VerdictSpan(t);
 }
 
@@ -145,7 +157,7 @@ bool LeakDetector::Urgent(std::optional<double> time_to_full_s, double span_s) c
 }
 
 void LeakDetector::Report(const SpanResult& r, double t_s) {
-  reported_rate_ = r.estimate.rate_bytes_per_s;
+  reported_rate_ = r.rate_bytes_per_s;
   reported_span_s_ = r.span_s;
   const auto t = TimeToFull(reported_rate_);
   reported_full_at_s_ = t ? t_s + *t : 0;
@@ -179,7 +191,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       if (r.steady && (any_steady == nullptr || r.span_s > any_steady->span_s + kEpsilon)) {
         any_steady = &r;
       }
-      const auto t = TimeToFull(r.estimate.rate_bytes_per_s);
+      const auto t = TimeToFull(r.rate_bytes_per_s);
       // A forecast needs growth at one rate, not a step on a slow rise.
       if (r.steady && Urgent(t, r.span_s)) {
         forecast_span_s = std::min(forecast_span_s.value_or(r.span_s), r.span_s);
@@ -199,17 +211,16 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
             [](const SpanResult* a, const SpanResult* b) { return a->span_s < b->span_s; });
   const SpanResult* rate = !steady.empty() ? steady.back() : any_steady ? any_steady : growth;
   if (steady.size() >= 3) {
-    const double now =
-        Median({steady[0]->estimate.rate_bytes_per_s, steady[1]->estimate.rate_bytes_per_s,
-                steady[2]->estimate.rate_bytes_per_s});
+    const double now = Median(
+        {steady[0]->rate_bytes_per_s, steady[1]->rate_bytes_per_s, steady[2]->rate_bytes_per_s});
     for (const SpanResult* r : steady) {
-      const double v = r->estimate.rate_bytes_per_s;
+      const double v = r->rate_bytes_per_s;
       if (v <= options_.steady_ratio * now && now <= options_.steady_ratio * v) rate = r;
     }
   }
 
   LeakEstimate next;
-  if (const SpanResult* shown = rate ? rate : fallback) next = shown->estimate;
+  if (const SpanResult* shown = rate ? rate : fallback) next = shown->Estimate();
   next.suspected = estimate_.suspected;
   next.forecast = estimate_.forecast;
   next.evidence = estimate_.evidence;

@@ -49,7 +49,7 @@
 
 #include <chrono>
 #include <cstddef>
-#include <deque>
+#include <cstdint>
 #include <optional>
 #include <span>
 #include <vector>
@@ -157,12 +157,22 @@ class LeakDetector {
   static constexpr double kEpsilon = 1e-6;  // seconds and windows compared despite rounding
   static double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
 
+  // A tested span: what its test read (kept for every span of every scale of
+  // every series, so only what the decisions and the shown estimate use).
   struct SpanResult {
-    LeakEstimate estimate;
     double span_s = 0;
+    bool estimated = false;  // it had a slope: the figures below are its
     bool sustained = false;
     bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
     bool even = false;    // ... within verdict_ratio
+    std::uint32_t points = 0;
+    double rate_bytes_per_s = 0;  // Theil–Sen
+    double rate_low_bytes_per_s = 0;
+    double rate_high_bytes_per_s = 0;
+    double confidence = 0;
+    double floor_bytes = 0;  // its newest floor point
+    // As a LeakEstimate (the rest of it is the detector's to fill).
+    LeakEstimate Estimate() const;
   };
   struct Scale {
     FloorTracker floor;
@@ -188,8 +198,8 @@ class LeakDetector {
   ToothTracker teeth_;
   std::optional<double> origin_;
   std::optional<double> last_t_;
-  std::deque<double> intervals_s_;  // the last few sample intervals
-  double interval_s_ = 0;           // their median
+  std::vector<double> intervals_s_;  // the last few sample intervals
+  double interval_s_ = 0;            // their median
   std::optional<double> free_bytes_;
   double reported_full_at_s_ = 0;  // predicted time of full when last reported (0: none)
   double reported_rate_ = 0;

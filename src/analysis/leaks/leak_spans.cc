@@ -60,7 +60,7 @@ double Covered(std::span<const Point> points, double window_s) {
 }  // namespace
 
 std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale) const {
-  const std::vector<Point> all(scale.floor.points().begin(), scale.floor.points().end());
+  const std::vector<Point>& all = scale.floor.points();
   const double w = scale.floor.window_s();
   const double step = std::max(1.1, options_.span_step);
   std::vector<std::size_t> lengths;
@@ -98,14 +98,13 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
   const auto slope = TheilSen(points);
   if (!slope) return r;
   const TrendTest trend = MannKendall(points);
-  LeakEstimate& e = r.estimate;
-  e.rate_bytes_per_s = slope->slope;
-  e.rate_low_bytes_per_s = slope->low;
-  e.rate_high_bytes_per_s = slope->high;
-  e.confidence = 1 - trend.p_upward;
-  e.window = std::chrono::seconds(static_cast<long long>(covered_s));
-  e.points = points.size();
-  e.floor_bytes = points.back().value;
+  r.estimated = true;
+  r.rate_bytes_per_s = slope->slope;
+  r.rate_low_bytes_per_s = slope->low;
+  r.rate_high_bytes_per_s = slope->high;
+  r.confidence = 1 - trend.p_upward;
+  r.points = static_cast<std::uint32_t>(points.size());
+  r.floor_bytes = points.back().value;
   const double min_rate = options_.min_rate_bytes_per_s;
   if (slope->slope < min_rate || trend.z < options_.z_critical) return r;
   const double share = std::max(min_rate, options_.half_share * slope->slope);
@@ -150,7 +149,7 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
       points.push_back({static_cast<double>(points.size()) * f.window_s(), f.points()[k].value});
     }
     const auto slope = TheilSen(points);
-    return !slope || slope->slope >= options_.half_share * r.estimate.rate_bytes_per_s;
+    return !slope || slope->slope >= options_.half_share * r.rate_bytes_per_s;
   }
   return true;
 }
@@ -182,8 +181,7 @@ bool LeakDetector::FlatFor(double span_s) const {
   if (f.points().back().t_s - f.points().front().t_s + f.window_s() + kEpsilon < span_s) {
     return false;
   }
-  const std::vector<Point> all(f.points().begin(), f.points().end());
-  const std::span<const Point> points = Recent(all, span_s);
+  const std::span<const Point> points = Recent(f.points(), span_s);
   if (points.size() < 6) return false;
   const auto slope = TheilSen(points);
   if (!slope || slope->slope >= options_.min_rate_bytes_per_s) return false;

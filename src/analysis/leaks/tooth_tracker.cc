@@ -28,8 +28,8 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
     } else if (value < *extreme_ - threshold) {
       // Within half the threshold of where it fell to: the bottoms of a
       // sawtooth differ by noise.
+      if (teeth_s_.size() == keep_) teeth_s_.erase(teeth_s_.begin());
       teeth_s_.push_back(std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
-      while (teeth_s_.size() > keep_) teeth_s_.pop_front();
       up_ = false;
       extreme_ = value;
     }

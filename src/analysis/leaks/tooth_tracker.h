@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <deque>
 #include <optional>
+#include <vector>
 
 namespace gpuwatch::leaks {
 
@@ -44,7 +45,7 @@ class ToothTracker {
   // Values increasing with time: each is the newest sample at or below every
   // later one, so "last time at or below v" is a binary search.
   std::deque<Low> lows_;
-  std::deque<double> teeth_s_;
+  std::vector<double> teeth_s_;  // at most keep_
 };
 
 }  // namespace gpuwatch::leaks
