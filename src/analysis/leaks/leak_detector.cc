@@ -169,7 +169,8 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   // qualifies for a forecast or a verdict, and the evidence span of the
   // shortest that does.
   const SpanResult* growth = nullptr;
-  const SpanResult* fallback = nullptr;
+  SpanResult* fallback = nullptr;  // the last span of the last usable scale with any
+  std::size_t fallback_scale = 0;
   std::vector<const SpanResult*> steady;   // steady spans fit to give the rate
   const SpanResult* any_steady = nullptr;  // the longest steady span of all
   std::optional<double> forecast_span_s, verdict_span_s;
@@ -181,9 +182,10 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
     const FloorTracker& f = scales_[i].floor;
     const bool smooth = f.window_s() + kEpsilon >= 4 * teeth_.longest_s();
     const double age_s = f.points().empty() ? 0 : t_s - f.points().back().t_s - f.window_s();
-    for (const SpanResult& r : scales_[i].results) {
+    for (SpanResult& r : scales_[i].results) {
       enough = enough || r.span_s + kEpsilon >= Seconds(options_.verdict_min_span);
       fallback = &r;
+      fallback_scale = i;
       if (!r.sustained) continue;
       if (growth == nullptr || r.span_s < growth->span_s - kEpsilon) growth = &r;
       const bool fresh = age_s <= std::max(Seconds(options_.stop_span), r.span_s / 16);
@@ -220,7 +222,11 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   }
 
   LeakEstimate next;
-  if (const SpanResult* shown = rate ? rate : fallback) next = shown->Estimate();
+  if (rate != nullptr) {
+    next = rate->Estimate();
+  } else if (fallback != nullptr) {
+    next = Estimated(scales_[fallback_scale], *fallback).Estimate();
+  }
   next.suspected = estimate_.suspected;
   next.forecast = estimate_.forecast;
   next.evidence = estimate_.evidence;

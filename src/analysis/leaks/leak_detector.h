@@ -161,11 +161,11 @@ class LeakDetector {
   // every series, so only what the decisions and the shown estimate use).
   struct SpanResult {
     double span_s = 0;
-    bool estimated = false;  // it had a slope: the figures below are its
+    bool estimated = false;  // its slope was computed: the figures below are its
     bool sustained = false;
-    bool steady = false;  // sustained, and its halves grew at rates within steady_ratio
-    bool even = false;    // ... within verdict_ratio
-    std::uint32_t points = 0;
+    bool steady = false;          // sustained, and its halves grew at rates within steady_ratio
+    bool even = false;            // ... within verdict_ratio
+    std::uint32_t points = 0;     // floor points in it
     double rate_bytes_per_s = 0;  // Theil–Sen
     double rate_low_bytes_per_s = 0;
     double rate_high_bytes_per_s = 0;
@@ -179,6 +179,9 @@ class LeakDetector {
     std::vector<SpanResult> results;  // of the last closed window, shortest span first
   };
   std::vector<SpanResult> TestSpans(const Scale& scale) const;
+  // `r` (one of `scale`'s results) with its slope, computed now if its test
+  // left it out.
+  const SpanResult& Estimated(const Scale& scale, SpanResult& r) const;
   SpanResult TestSpan(std::span<const Point> points, double window_s) const;
   bool Usable(std::size_t scale) const;
   bool StillRising(const SpanResult& r) const;

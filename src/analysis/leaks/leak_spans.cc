@@ -72,20 +72,31 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
     lengths.push_back(n);
   }
   std::vector<SpanResult> out;
-  for (std::size_t k = 0; k < lengths.size(); ++k) {
-    const auto points = std::span<const Point>(all).last(lengths[k]);
-    // A span without an upward trend counts for its length only (Decide),
-    // unless it is the scale's longest, whose estimate is shown when nothing
-    // grows: the others' slopes, the dearest part of a test, are not needed.
-    if (k + 1 < lengths.size() && MannKendall(points).z < options_.z_critical) {
+  for (std::size_t n : lengths) {
+    const auto points = std::span<const Point>(all).last(n);
+    // A span without an upward trend counts for its length only: its slope,
+    // the dearest part of a test, is computed only if Decide shows it
+    // (Estimated).
+    if (MannKendall(points).z < options_.z_critical) {
       SpanResult r;
       r.span_s = Covered(points, w);
+      r.points = static_cast<std::uint32_t>(n);
       out.push_back(r);
       continue;
     }
     out.push_back(TestSpan(points, w));
   }
   return out;
+}
+
+// A scale's results are those of its current floor points (every window it
+// closes tests them again), so a span left untested is its last `points`.
+const LeakDetector::SpanResult& LeakDetector::Estimated(const Scale& scale, SpanResult& r) const {
+  if (!r.estimated && r.points > 0) {
+    r = TestSpan(std::span<const Point>(scale.floor.points()).last(r.points),
+                 scale.floor.window_s());
+  }
+  return r;
 }
 
 // Tests the newest floor points: one a window, so a span of n windows is the
