@@ -286,6 +286,29 @@ TEST(LeakDetector, NoiseAloneSaysNothing) {
   EXPECT_EQ(r.suspicions + r.forecasts, 0);
 }
 
+// While nothing grows, the estimate shown is that of the coarsest scale's
+// longest span (its slope computed only to be shown): its rate about zero
+// within Sen's interval, over the span's floor points.
+TEST(LeakDetector, AQuietSeriesShowsTheEstimateOfItsLongestSpan) {
+  LeakDetector d;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<double> noise(-10 * kMiB, 10 * kMiB);
+  Feed(d, 2 * 3600, [&](double) { return 30 * kGiB + noise(rng); });
+  const LeakEstimate& e = d.estimate();
+  EXPECT_FALSE(e.growing);
+  EXPECT_FALSE(e.suspected || e.forecast);
+  // The coarsest scale (320 s windows) has tested 8 to 18 of its points by
+  // now; its longest span is what is shown.
+  EXPECT_GE(e.points, 18u);
+  EXPECT_GE(e.window, std::chrono::seconds(18 * 320 - 320));
+  EXPECT_LE(e.rate_low_bytes_per_s, e.rate_bytes_per_s);
+  EXPECT_GE(e.rate_high_bytes_per_s, e.rate_bytes_per_s);
+  EXPECT_LT(std::fabs(e.rate_bytes_per_s) * 60, 1 * kMiB);  // under 1 MiB/min
+  EXPECT_GT(e.confidence, 0);
+  EXPECT_LT(e.confidence, 0.999);
+  EXPECT_NEAR(e.floor_bytes, 30 * kGiB, 10 * kMiB);
+}
+
 TEST(LeakDetector, AForecastIsUpdatedWhenTheRateChanges) {
   // 1 GiB/min for five minutes, then 4 GiB/min: the predicted time of full moves.
   LeakDetector d;
