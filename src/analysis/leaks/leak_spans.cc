@@ -71,13 +71,16 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
     if (n > all.size()) break;  // longer spans have no more points than this one
     lengths.push_back(n);
   }
+  // Every span ends at the newest point: one pass over the pairs tests them all.
+  const std::vector<TrendTest> trends = MannKendallOfSuffixes(all, lengths);
   std::vector<SpanResult> out;
-  for (std::size_t n : lengths) {
+  for (std::size_t k = 0; k < lengths.size(); ++k) {
+    const std::size_t n = lengths[k];
     const auto points = std::span<const Point>(all).last(n);
     // A span without an upward trend counts for its length only: its slope,
     // the dearest part of a test, is computed only if Decide shows it
     // (Estimated).
-    if (MannKendall(points).z < options_.z_critical) {
+    if (trends[k].z < options_.z_critical) {
       SpanResult r;
       r.span_s = Covered(points, w);
       r.points = static_cast<std::uint32_t>(n);

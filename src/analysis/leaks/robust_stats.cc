@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 
 namespace gpuwatch::leaks {
 namespace {
@@ -25,10 +26,55 @@ double TieTerm(std::span<const Point> points, double tie_tolerance) {
   return term;
 }
 
-// Var(S) of Mann–Kendall's S under "no trend", corrected for ties.
+// Var(S) of Mann–Kendall's S under "no trend" for `count` points, given the
+// ties term.
+double NoTrendVariance(std::size_t count, double tie_term) {
+  const auto n = static_cast<double>(count);
+  return (n * (n - 1) * (2 * n + 5) - tie_term) / 18;
+}
+
 double NoTrendVariance(std::span<const Point> points, double tie_tolerance) {
-  const auto n = static_cast<double>(points.size());
-  return (n * (n - 1) * (2 * n + 5) - TieTerm(points, tie_tolerance)) / 18;
+  return NoTrendVariance(points.size(), TieTerm(points, tie_tolerance));
+}
+
+// The test from S and its variance.
+TrendTest TrendOf(double s, double variance) {
+  TrendTest r;
+  r.s = s;
+  r.variance = variance;
+  if (r.variance <= 0) return r;
+  const double sd = std::sqrt(r.variance);
+  if (r.s > 0) r.z = (r.s - 1) / sd;
+  if (r.s < 0) r.z = (r.s + 1) / sd;
+  r.p_upward = 0.5 * std::erfc(r.z / std::sqrt(2.0));
+  return r;
+}
+
+// For each point i, over the pairs (i, j > i): the sum of their signs (+1
+// where j's value is above i's, -1 below) and a share of the exact ties term.
+// A group of t equal values adds t(t-1)(2t+5) to that term, which is the sum,
+// over its members, of 6(c² + 2c) where c is how many later members equal
+// it. Both belong to every suffix of the points that holds i, so one pass
+// over the pairs serves every suffix.
+struct PairSums {
+  std::vector<std::int64_t> sign;
+  std::vector<double> ties;
+};
+PairSums SumPairs(std::span<const Point> points) {
+  const std::size_t n = points.size();
+  std::vector<double> v(n);
+  for (std::size_t k = 0; k < n; ++k) v[k] = points[k].value;
+  PairSums sums{std::vector<std::int64_t>(n), std::vector<double>(n)};
+  for (std::size_t i = 0; i < n; ++i) {
+    std::int64_t sign = 0, equal = 0;
+    for (std::size_t j = i + 1; j < n; ++j) {  // branch-free: the values are noise
+      sign += static_cast<std::int64_t>(v[j] > v[i]) - static_cast<std::int64_t>(v[j] < v[i]);
+      equal += static_cast<std::int64_t>(v[j] == v[i]);
+    }
+    sums.sign[i] = sign;
+    sums.ties[i] = static_cast<double>(6 * (equal * equal + 2 * equal));
+  }
+  return sums;
 }
 
 // Puts at each of `ranks` (ascending, distinct, each < v.size()) the value a
@@ -106,22 +152,45 @@ std::optional<SlopeEstimate> TheilSen(std::span<const Point> points, double z) {
 }
 
 TrendTest MannKendall(std::span<const Point> points, double tie_tolerance) {
-  TrendTest r;
-  if (points.size() < 2) return r;
+  if (points.size() < 2) return TrendTest{};
+  if (tie_tolerance == 0) {
+    const std::size_t all[] = {points.size()};
+    return MannKendallOfSuffixes(points, all).front();
+  }
+  double s = 0;
   for (std::size_t i = 0; i < points.size(); ++i) {
     for (std::size_t j = i + 1; j < points.size(); ++j) {
       const double d = points[j].value - points[i].value;
-      if (d > tie_tolerance) r.s += 1;
-      if (d < -tie_tolerance) r.s -= 1;
+      if (d > tie_tolerance) s += 1;
+      if (d < -tie_tolerance) s -= 1;
     }
   }
-  r.variance = NoTrendVariance(points, tie_tolerance);
-  if (r.variance <= 0) return r;
-  const double sd = std::sqrt(r.variance);
-  if (r.s > 0) r.z = (r.s - 1) / sd;
-  if (r.s < 0) r.z = (r.s + 1) / sd;
-  r.p_upward = 0.5 * std::erfc(r.z / std::sqrt(2.0));
-  return r;
+  return TrendOf(s, NoTrendVariance(points, tie_tolerance));
+}
+
+std::vector<TrendTest> MannKendallOfSuffixes(std::span<const Point> points,
+                                             std::span<const std::size_t> lengths) {
+  // Only the pairs within the longest suffix asked for.
+  const std::size_t longest =
+      lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  points = points.last(std::min(longest, points.size()));
+  const std::size_t n = points.size();
+  const PairSums sums = SumPairs(points);
+  // Suffix sums: S and the ties term of the last k points, k = 0..n.
+  std::vector<std::int64_t> s(n + 1, 0);
+  std::vector<double> ties(n + 1, 0);
+  for (std::size_t k = 1; k <= n; ++k) {
+    s[k] = s[k - 1] + sums.sign[n - k];
+    ties[k] = ties[k - 1] + sums.ties[n - k];
+  }
+  std::vector<TrendTest> out;
+  out.reserve(lengths.size());
+  for (std::size_t k : lengths) {
+    k = std::min(k, n);
+    out.push_back(k < 2 ? TrendTest{}
+                        : TrendOf(static_cast<double>(s[k]), NoTrendVariance(k, ties[k])));
+  }
+  return out;
 }
 
 }  // namespace gpuwatch::leaks

@@ -4,6 +4,7 @@
 // points, meant for the few hundred floor points a leak detector keeps.
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <span>
 #include <vector>
@@ -35,6 +36,12 @@ struct TrendTest {
 // Mann–Kendall test for a monotonic upward trend. Values equal within
 // `tie_tolerance` count as ties (neither up nor down).
 TrendTest MannKendall(std::span<const Point> points, double tie_tolerance = 0);
+
+// MannKendall (exact ties) of the last k points for each k of `lengths`
+// (clamped to the points), all from one pass over the pairs: what testing
+// several spans that end at the newest point costs once.
+std::vector<TrendTest> MannKendallOfSuffixes(std::span<const Point> points,
+                                             std::span<const std::size_t> lengths);
 
 // Ordinary least-squares slope; nullopt without two distinct times.
 std::optional<double> LeastSquaresSlope(std::span<const Point> points);

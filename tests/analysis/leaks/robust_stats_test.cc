@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <span>
 #include <vector>
 
 namespace gpuwatch::leaks {
@@ -87,6 +88,71 @@ TEST(TheilSen, SelectsTheSameOrderStatisticsAsAFullSort) {
         EXPECT_EQ(got->low, want.low) << "n " << n << " shape " << shape << " z " << z;
         EXPECT_EQ(got->high, want.high) << "n " << n << " shape " << shape << " z " << z;
       }
+    }
+  }
+}
+
+// S and its variance as the textbook counts them: every pair's sign, and the
+// ties term from the sorted values' groups.
+TrendTest CountedMannKendall(std::span<const Point> p) {
+  TrendTest t;
+  const auto n = static_cast<double>(p.size());
+  if (p.size() < 2) return t;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    for (std::size_t j = i + 1; j < p.size(); ++j) {
+      const double d = p[j].value - p[i].value;
+      t.s += d > 0 ? 1 : d < 0 ? -1 : 0;
+    }
+  }
+  std::vector<double> v;
+  for (const Point& x : p) v.push_back(x.value);
+  std::sort(v.begin(), v.end());
+  double ties = 0;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    const auto g = static_cast<double>(j - i);
+    ties += g * (g - 1) * (2 * g + 5);
+    i = j;
+  }
+  t.variance = (n * (n - 1) * (2 * n + 5) - ties) / 18;
+  if (t.variance > 0) {
+    const double sd = std::sqrt(t.variance);
+    t.z = t.s > 0 ? (t.s - 1) / sd : t.s < 0 ? (t.s + 1) / sd : 0;
+    t.p_upward = 0.5 * std::erfc(t.z / std::sqrt(2.0));
+  }
+  return t;
+}
+
+// One pass over the pairs gives every suffix's test: the same S, variance, z
+// and p as counting each suffix on its own, with noise, many ties and all
+// equal values.
+TEST(MannKendall, SuffixesFromOnePassMatchCountingEachSpan) {
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> noise(-1, 1);
+  std::uniform_int_distribution<int> level(0, 3);
+  for (int shape = 0; shape < 3; ++shape) {
+    std::vector<Point> p;
+    for (int i = 0; i < 70; ++i) {
+      const double v = shape == 0   ? 1e9 + 1e6 * noise(rng) + 2e4 * i
+                       : shape == 1 ? static_cast<double>(level(rng))
+                                    : 5.0;
+      p.push_back({i * 5.0, v});
+    }
+    std::vector<std::size_t> lengths;
+    for (std::size_t k = 0; k <= p.size() + 2; ++k) lengths.push_back(k);
+    const auto got = MannKendallOfSuffixes(p, lengths);
+    ASSERT_EQ(got.size(), lengths.size());
+    for (std::size_t k = 0; k < lengths.size(); ++k) {
+      const auto span = std::span<const Point>(p).last(std::min(k, p.size()));
+      const TrendTest want = CountedMannKendall(span);
+      EXPECT_EQ(got[k].s, want.s) << "shape " << shape << " k " << k;
+      EXPECT_EQ(got[k].variance, want.variance) << "shape " << shape << " k " << k;
+      EXPECT_EQ(got[k].z, want.z) << "shape " << shape << " k " << k;
+      EXPECT_EQ(got[k].p_upward, want.p_upward) << "shape " << shape << " k " << k;
+      const TrendTest alone = MannKendall(span);
+      EXPECT_EQ(alone.s, want.s);
+      EXPECT_EQ(alone.variance, want.variance);
     }
   }
 }
