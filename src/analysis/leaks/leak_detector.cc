@@ -225,7 +225,7 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   if (rate != nullptr) {
     next = rate->Estimate();
   } else if (fallback != nullptr) {
-    next = Estimated(scales_[fallback_scale], *fallback).Estimate();
+    next = WithSlope(scales_[fallback_scale], *fallback).Estimate();
   }
   next.suspected = estimate_.suspected;
   next.forecast = estimate_.forecast;

@@ -181,7 +181,7 @@ class LeakDetector {
   std::vector<SpanResult> TestSpans(const Scale& scale) const;
   // `r` (one of `scale`'s results) with its slope, computed now if its test
   // left it out.
-  const SpanResult& Estimated(const Scale& scale, SpanResult& r) const;
+  const SpanResult& WithSlope(const Scale& scale, SpanResult& r) const;
   SpanResult TestSpan(std::span<const Point> points, double window_s) const;
   bool Usable(std::size_t scale) const;
   bool StillRising(const SpanResult& r) const;

@@ -79,7 +79,7 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
     const auto points = std::span<const Point>(all).last(n);
     // A span without an upward trend counts for its length only: its slope,
     // the dearest part of a test, is computed only if Decide shows it
-    // (Estimated).
+    // (WithSlope).
     if (trends[k].z < options_.z_critical) {
       SpanResult r;
       r.span_s = Covered(points, w);
@@ -94,7 +94,7 @@ std::vector<LeakDetector::SpanResult> LeakDetector::TestSpans(const Scale& scale
 
 // A scale's results are those of its current floor points (every window it
 // closes tests them again), so a span left untested is its last `points`.
-const LeakDetector::SpanResult& LeakDetector::Estimated(const Scale& scale, SpanResult& r) const {
+const LeakDetector::SpanResult& LeakDetector::WithSlope(const Scale& scale, SpanResult& r) const {
   if (!r.estimated && r.points > 0) {
     r = TestSpan(std::span<const Point>(scale.floor.points()).last(r.points),
                  scale.floor.window_s());
