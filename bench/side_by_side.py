@@ -29,6 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from httpload import free_port, load, wait_http, wrk  # noqa: E402
+from proc_status import status_kib  # noqa: E402
 
 FIELDS = ("index,uuid,name,serial,driver_version,pci.bus_id,pstate,temperature.gpu,"
           "temperature.memory,utilization.gpu,utilization.memory,memory.total,memory.used,"
@@ -122,14 +123,6 @@ def cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
-
-
-def status_kib(pid, key):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1])
-    return 0
 
 
 def steady_costs(collectors, seconds, port):

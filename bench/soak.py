@@ -22,6 +22,7 @@ import time
 import urllib.request
 
 from httpload import free_port
+from proc_status import status_kib
 
 
 def write_scenario(path, gpus, concurrent, life, period):
@@ -39,14 +40,6 @@ def write_scenario(path, gpus, concurrent, life, period):
                         "sm_util: {constant: 5, noise: 3}}\n")
                 pid += 1
     return gpus * per_gpu
-
-
-def rss_mib(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def summary(marks, seconds):
@@ -119,7 +112,8 @@ def main():
                 last_print = now
                 body = bodies.get("/api/v1/events?limit=5000")
                 held = len(json.loads(body)["events"]) if body else -1
-                marks.append((now, rss_mib(daemon.pid), rss_mib(c_loop.pid)))
+                marks.append((now, status_kib(daemon.pid, "VmRSS") / 1024,
+                              status_kib(c_loop.pid, "VmRSS") / 1024))
                 print(f"{now:5.0f}s {marks[-1][1]:7.1f} MiB {marks[-1][2]:8.1f} MiB {held:12d}",
                       flush=True)
     finally:
