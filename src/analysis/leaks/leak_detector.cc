@@ -76,6 +76,7 @@ std::vector<LeakChange> LeakDetector::ObserveAt(double t, double bytes,
   threshold_ = std::max(kMinToothThreshold,
                         free_bytes ? *free_bytes / (2 * options_.urgency) : 0.02 * bytes);
   teeth_.Add(t_s, bytes, threshold_);
+  KeepRecent(t_s, bytes);
 
   bool closed = false;
   for (std::size_t i = 0; i < scales_.size(); ++i) {

@@ -26,7 +26,9 @@
 //    for two base windows of decisions, counting only the new floor points of
 //    that scale (so at once on a scale longer than that: the decisions between
 //    its windows judge the same points again), and a tooth that rules the forecast's scale out
-//    and takes memory back below where it was raised ends it at once;
+//    and takes memory back below where it was raised ends it at once Where the
+//    teeth repeat at a regular period, memory against the same moment a period
+//    earlier shows a stop within a stop span too (PhaseStopped);
 //  - a *leak verdict* needs sustained growth, with halves within
 //    verdict_ratio, over L >= clamp(T / verdict_urgency, verdict_min_span,
 //    verdict_max_span): longer than any warm-up, and at most verdict_max_span
@@ -155,6 +157,8 @@ class LeakDetector {
 
  private:
   static constexpr double kEpsilon = 1e-6;  // seconds and windows compared despite rounding
+  static const double kPhaseTolerance, kPhaseSamples, kPhaseKeep, kPhaseSignal;
+  static const std::size_t kPhasePoints;
   static double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
 
   // A tested span: what its test read (kept for every span of every scale of
@@ -185,6 +189,10 @@ class LeakDetector {
   SpanResult TestSpan(std::span<const Point> points, double window_s) const;
   bool Usable(std::size_t scale) const;
   bool StillRising(const SpanResult& r) const;
+  bool FloorStillRising(const SpanResult& r) const;
+  std::optional<ToothTracker::Period> PhasePeriod() const;
+  void KeepRecent(double t_s, double bytes);
+  bool PhaseStopped(double rate_bytes_per_s) const;
   bool FellBack() const;
   bool FlatFor(double span_s) const;
   double StopConfirmation() const;
@@ -199,6 +207,12 @@ class LeakDetector {
   LeakOptions options_;
   std::vector<Scale> scales_;
   ToothTracker teeth_;
+  // The samples of the last period and a stop span, from recent_begin_ on:
+  // kept only while the teeth repeat at a regular period (PhasePeriod) and
+  // memory grows, until keep_until_s_.
+  std::vector<Point> recent_;
+  std::size_t recent_begin_ = 0;
+  double keep_until_s_ = 0;
   std::optional<double> origin_;
   std::optional<double> last_t_;
   std::vector<double> intervals_s_;  // the last few sample intervals

@@ -18,6 +18,22 @@ namespace {
 // counts as stopped, where each brings a new floor point to judge by.
 constexpr int kStopDecisions = 3;
 
+}  // namespace
+
+// A period is regular when each of its recent intervals is within this share
+// of their median, and matched moment by moment when it holds this many
+// samples; the samples of this many periods (and a stop span) are kept.
+const double LeakDetector::kPhaseTolerance = 0.05;
+const double LeakDetector::kPhaseSamples = 10;
+const double LeakDetector::kPhaseKeep = 1 + kPhaseTolerance;
+// D is judged over a stop span of at least this many samples, where the
+// growth of a period is at least this × what else moves D (the 10-90 % spread
+// of D about its line, and twice what a tooth's mismatch can).
+const std::size_t LeakDetector::kPhasePoints = 8;
+const double LeakDetector::kPhaseSignal = 4;
+
+namespace {
+
 // The floor points whose time is within `lookback_s` of the newest one.
 std::span<const Point> Recent(const std::vector<Point>& points, double lookback_s) {
   if (points.empty()) return {};
@@ -151,7 +167,7 @@ LeakDetector::SpanResult LeakDetector::TestSpan(std::span<const Point> points, d
 // is at least a tooth long, so two flat ones in a row are a stop), spaced a
 // window apart (the time a window's minimum was seen jitters by up to a
 // window). True when it cannot tell yet.
-bool LeakDetector::StillRising(const SpanResult& r) const {
+bool LeakDetector::FloorStillRising(const SpanResult& r) const {
   for (std::size_t i = 0; i < scales_.size(); ++i) {
     if (!Usable(i)) continue;
     const FloorTracker& f = scales_[i].floor;
@@ -166,6 +182,91 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
     return !slope || slope->slope >= options_.half_share * r.rate_bytes_per_s;
   }
   return true;
+}
+
+// Growth at a share of r's rate goes on: the newest floor says so, and so does
+// memory against the same moment a period earlier where the teeth repeat.
+bool LeakDetector::StillRising(const SpanResult& r) const {
+  return FloorStillRising(r) && !PhaseStopped(r.rate_bytes_per_s);
+}
+
+// The teeth's period where they repeat regularly and a period holds enough
+// samples to match each moment with the one a period earlier.
+std::optional<ToothTracker::Period> LeakDetector::PhasePeriod() const {
+  auto period = teeth_.period(kPhaseTolerance);
+  if (!period || period->s < kPhaseSamples * interval_s_) return std::nullopt;
+  return period;
+}
+
+// Only PhaseStopped reads the samples, and only while memory grows (or a
+// forecast or verdict stands): they are kept from then on while the teeth keep
+// their period, and let go a kept span after the growth was last seen.
+void LeakDetector::KeepRecent(double t_s, double bytes) {
+  const auto period = PhasePeriod();
+  const double span_s = period ? kPhaseKeep * period->s + Seconds(options_.stop_span) : 0;
+  if (period && (estimate_.growing || estimate_.forecast || estimate_.suspected)) {
+    keep_until_s_ = t_s + span_s;
+  }
+  if (!period || t_s > keep_until_s_) {
+    if (recent_.capacity() > 0) recent_ = std::vector<Point>();  // its memory too
+    recent_begin_ = 0;
+    return;
+  }
+  recent_.push_back({t_s, bytes});
+  while (recent_begin_ < recent_.size() && recent_[recent_begin_].t_s < t_s - span_s) {
+    ++recent_begin_;
+  }
+  if (recent_begin_ > recent_.size() / 4) {
+    recent_.erase(recent_.begin(), recent_.begin() + static_cast<std::ptrdiff_t>(recent_begin_));
+    recent_begin_ = 0;
+  }
+}
+
+// Where the teeth repeat at a regular period P, memory now minus memory a
+// period earlier (D) cancels them and leaves the growth of the last period:
+// D / P is its mean rate, and D's slope is how much the rate changed within a
+// period. Right after growth stops D falls at the old rate; a period later it
+// is flat at zero. Either shows the stop within a stop span, where the floor
+// needs one or two new tooth bottoms (one to two periods). Evidence only
+// where the growth of a period stands well out of what else moves D: its
+// jitter (noise) and a tooth that starts earlier or later than a period before
+// (its edge's slope × the periods' jitter).
+bool LeakDetector::PhaseStopped(double rate_bytes_per_s) const {
+  const auto found = PhasePeriod();
+  if (!found || !(rate_bytes_per_s > 0) || recent_.size() < recent_begin_ + 2) return false;
+  const double period = found->s;
+  const std::span<const Point> kept(recent_.data() + recent_begin_, recent_.size() - recent_begin_);
+  const double now = kept.back().t_s;
+  const double window = Seconds(options_.stop_span);
+  if (kept.front().t_s > now - window - period) return false;  // not a period back yet
+  std::vector<Point> d;
+  auto before = kept.begin();
+  for (auto it = std::lower_bound(kept.begin(), kept.end(), now - window,
+                                  [](const Point&p, double t) { return p.t_s < t; });
+       it != kept.end(); ++it) {
+    const double then = it->t_s - period;
+    while (std::next(before)->t_s < then) ++before;
+    const Point& a = *before;
+    const Point& b = *std::next(before);
+    const double share = b.t_s > a.t_s ? std::clamp((then - a.t_s) / (b.t_s - a.t_s), 0.0, 1.0) : 0;
+    d.push_back({it->t_s - now, it->value - (a.value + share * (b.value - a.value))});
+  }
+  if (d.size() < kPhasePoints) return false;
+  const auto slope = TheilSen(d);
+  if (!slope) return false;
+  std::vector<double> residuals;
+  for (const Point& p : d) residuals.push_back(p.value - slope->slope * p.t_s);
+  std::sort(residuals.begin(), residuals.end());
+  const auto at = [&](double q) {
+    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
+  };
+  const double spread = at(0.9) - at(0.1);
+  const double mismatch = found->height * found->jitter_s / found->s;
+  if (rate_bytes_per_s * period < kPhaseSignal * (spread + 2 * mismatch)) return false;
+  const double limit = options_.half_share * rate_bytes_per_s;
+  const double level = at(0.5);  // D now, on its Theil–Sen line
+  return rate_bytes_per_s + slope->high <= limit ||
+         (level + spread / 2 + mismatch) / period <= limit;
 }
 
 // How long a stop must be seen before it is taken for real: kStopDecisions

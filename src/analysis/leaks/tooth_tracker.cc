@@ -1,6 +1,7 @@
 #include "analysis/leaks/tooth_tracker.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace gpuwatch::leaks {
 namespace {
@@ -30,12 +31,19 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
       // sawtooth differ by noise.
       if (teeth_s_.size() == keep_) teeth_s_.erase(teeth_s_.begin());
       teeth_s_.push_back(std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
+      if (drops_s_.size() == keep_ + 1) drops_s_.erase(drops_s_.begin());
+      drops_s_.push_back(t_s);
+      MeasurePeriod();
+      peak_ = *extreme_;
       up_ = false;
       extreme_ = value;
     }
   } else if (value < *extreme_) {
     extreme_ = value;
   } else if (value > *extreme_ + threshold) {
+    if (heights_.size() == keep_) heights_.erase(heights_.begin());
+    heights_.push_back(peak_ - *extreme_);
+    period_.height = *std::max_element(heights_.begin(), heights_.end());
     up_ = true;
     extreme_ = value;
   }
@@ -49,6 +57,27 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
 double ToothTracker::longest_s() const {
   if (teeth_s_.empty()) return 0;
   return *std::max_element(teeth_s_.begin(), teeth_s_.end());
+}
+
+void ToothTracker::MeasurePeriod() {
+  period_.s = 0;
+  if (drops_s_.size() < kPeriodIntervals + 1) return;
+  std::vector<double> intervals;
+  for (std::size_t i = 1; i < drops_s_.size(); ++i) {
+    intervals.push_back(drops_s_[i] - drops_s_[i - 1]);
+  }
+  std::vector<double> sorted = intervals;
+  std::nth_element(sorted.begin(), sorted.begin() + sorted.size() / 2, sorted.end());
+  period_.s = sorted[sorted.size() / 2];
+  period_.jitter_s = 0;
+  for (double interval : intervals) {
+    period_.jitter_s = std::max(period_.jitter_s, std::fabs(interval - period_.s));
+  }
+}
+
+std::optional<ToothTracker::Period> ToothTracker::period(double tolerance) const {
+  if (!(period_.s > 0) || period_.jitter_s > tolerance * period_.s) return std::nullopt;
+  return period_;
 }
 
 }  // namespace gpuwatch::leaks

@@ -30,6 +30,17 @@ class ToothTracker {
   // The longest of the recent teeth, in seconds; 0 before the first drop.
   double longest_s() const;
 
+  // How the drops repeat, where they do regularly: the median time between
+  // the recent drops (at least kPeriodIntervals of them), when every one of
+  // those intervals is within `tolerance` × the median of it.
+  struct Period {
+    double s = 0;
+    double jitter_s = 0;  // the farthest of those intervals from the median
+    double height = 0;    // the tallest of the recent teeth, peak to trough
+  };
+  std::optional<Period> period(double tolerance) const;
+  static constexpr std::size_t kPeriodIntervals = 4;
+
  private:
   struct Low {
     double t_s;
@@ -37,6 +48,7 @@ class ToothTracker {
   };
   // When the series was last at or below `value` (before now).
   double LastAtOrBelow(double value) const;
+  void MeasurePeriod();  // period_ from drops_s_, at each drop
 
   std::size_t keep_;
   double horizon_s_;
@@ -46,6 +58,10 @@ class ToothTracker {
   // later one, so "last time at or below v" is a binary search.
   std::deque<Low> lows_;
   std::vector<double> teeth_s_;  // at most keep_
+  std::vector<double> drops_s_;  // when the last keep_ + 1 drops were seen
+  std::vector<double> heights_;  // peak to trough of the last keep_ teeth
+  double peak_ = 0;              // of the tooth falling now
+  Period period_;                // s = 0 before enough drops
 };
 
 }  // namespace gpuwatch::leaks

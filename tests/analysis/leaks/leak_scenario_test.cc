@@ -82,24 +82,6 @@ void ExpectQuietTargets(const CaseResult& r) {
   ExpectNoStandingForecast(r);
 }
 
-// No forecast stands `after_s` seconds after the case's last growth episode
-// ends (a known limit: slower than ExpectNoStandingForecast's 60 s).
-void ExpectForecastsClearedWithin(const CaseResult& r, double after_s) {
-  ASSERT_FALSE(r.leak_case.growth.empty());
-  const double by_s = r.leak_case.growth.back().end_s + after_s;
-  std::set<std::pair<int, std::uint32_t>> standing;
-  for (const TimedEvent& te : r.trace.events) {
-    if (te.t_s > by_s) break;
-    const std::pair<int, std::uint32_t> who{te.event.gpu.value_or(-1),
-                                            te.event.process ? te.event.process->pid : 0};
-    if (te.event.kind == Event::Kind::kOomForecast) standing.insert(who);
-    if (te.event.kind == Event::Kind::kOomForecastCleared) standing.erase(who);
-  }
-  EXPECT_TRUE(standing.empty()) << standing.size() << " forecasts stand " << after_s
-                                << " s after the growth ended\n"
-                                << Events(r);
-}
-
 // Leaks.
 
 TEST(LeakScenario, UrgentLeakIsWarnedWithinBudget) {
@@ -259,13 +241,12 @@ TEST(LeakScenario, TwentyGiBInAMinuteThenFlatRaisesNoVerdictAndClearsItsForecast
 TEST(LeakScenario, CacheWarmingForAMinuteRaisesNoVerdictAndClearsItsForecasts) {
   ExpectQuietTargets(RunNamed("quiet_cache_warm_60s"));
 }
-// Known limit: under 5 GiB teeth of 89 s the floor needs 80 s windows, and
-// their lag: the forecast clears about 4 min after the warm-up ends, not 60 s.
-TEST(LeakScenario, LongSlowWarmUpRaisesNoVerdictAndItsForecastClears) {
+// Under 5 GiB teeth of 89 s the floor needs 80 s windows and one or two new
+// tooth bottoms to show the stop (about 3 min); memory against the same
+// moment a period earlier shows it within the minute.
+TEST(LeakScenario, LongSlowWarmUpRaisesNoVerdictAndItsForecastClearsWithinAMinute) {
   const CaseResult r = RunNamed("quiet_warmup_plateau");
-  ASSERT_EQ(r.error, "");
-  ExpectNoFalseVerdict(r);
-  ExpectForecastsClearedWithin(r, 300);
+  ExpectQuietTargets(r);
   EXPECT_GT(r.score.quiet_forecasts, 0) << "1 GiB/min for 20 min is worth a forecast";
 }
 TEST(LeakScenario, GrowthInStepsThatStopsRaisesNoVerdictAndClearsItsForecasts) {
