@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -26,6 +28,20 @@ double IntegratePower(const DeviceSpec& d, double from_s, double to_s) {
 }
 
 }  // namespace
+
+void FillPciInfo(const DeviceSpec& d, nvmlPciInfo_t& pci) {
+  std::memset(&pci, 0, sizeof pci);
+  unsigned domain = 0, bus = 0, dev = 0, function = 0;
+  std::sscanf(d.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &function);
+  pci.domain = domain;
+  pci.bus = bus;
+  pci.device = dev;
+  pci.pciDeviceId = d.pci_device_id;
+  pci.pciSubSystemId = d.pci_subsystem_id;
+  std::snprintf(pci.busId, sizeof pci.busId, "%s", d.pci_bus_id.c_str());
+  std::snprintf(pci.busIdLegacy, sizeof pci.busIdLegacy, "%04X:%02X:%02X.%X", domain & 0xFFFF,
+                bus & 0xFF, dev & 0xFF, function & 0xF);
+}
 
 unsigned ToUnsigned(double value) {
   const double r = std::round(std::max(0.0, value));

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "backends/nvml/nvml_api.h"
 #include "children.h"
 #include "fake_clock.h"
 #include "scenario.h"
@@ -61,6 +62,10 @@ struct EnergyCache {
 double EnergyMj(const DeviceSpec& d, const ScenarioTime& now, double period_t, EnergyCache& cache);
 
 // Rounds and clamps a series value into an unsigned NVML field.
+// The device's PCI address and ids, as nvmlPciInfo_t holds them (the first
+// nvmlPciInfo_t is its first 36 bytes, its bus id where busIdLegacy is).
+void FillPciInfo(const DeviceSpec& d, nvmlPciInfo_t& pci);
+
 unsigned ToUnsigned(double value);
 unsigned long long ToULL(double value);
 

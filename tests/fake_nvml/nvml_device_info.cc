@@ -72,18 +72,7 @@ static nvmlReturn_t PciInfo(const char* call, nvmlDevice_t device, nvmlPciInfo_t
       call, device,
       [&](const CallContext& c) {
         if (pci == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
-        const DeviceSpec& d = *c.device;
-        std::memset(pci, 0, sizeof *pci);
-        unsigned domain = 0, bus = 0, dev = 0, function = 0;
-        std::sscanf(d.pci_bus_id.c_str(), "%x:%x:%x.%x", &domain, &bus, &dev, &function);
-        pci->domain = domain;
-        pci->bus = bus;
-        pci->device = dev;
-        pci->pciDeviceId = d.pci_device_id;
-        pci->pciSubSystemId = d.pci_subsystem_id;
-        std::snprintf(pci->busId, sizeof pci->busId, "%s", d.pci_bus_id.c_str());
-        std::snprintf(pci->busIdLegacy, sizeof pci->busIdLegacy, "%04X:%02X:%02X.%X",
-                      domain & 0xFFFF, bus & 0xFF, dev & 0xFF, function & 0xF);
+        gpuwatch::fake_nvml::FillPciInfo(*c.device, *pci);
         return NVML_SUCCESS;
       },
       MigHandles::kAccepted);

@@ -1,0 +1,160 @@
+"""`gpuwatch top` beside nvtop on the same simulated GPUs, on this machine.
+
+Both load the fake NVML library as libnvidia-ml.so.1 (a directory holding
+that name first on LD_LIBRARY_PATH; tests/fake_nvml/nvml_peer_calls.cc has the
+two entry points nvtop needs that gpuwatch does not), read one scenario, and
+draw at a 1 s refresh on a pseudo-terminal (script(1), 120x40), one after the
+other. For each: CPU per second of wall time over the run, and the program's
+own process's memory at the end (/proc/PID/smaps_rollup: Rss, anonymous,
+file-backed Pss), with the mappings that hold the most. Issue 15's bound is
+top's RSS against nvtop's; on the GPU machine tests/gpu/run_top_h200.sh
+measures it with the real driver.
+
+    python3 bench/tui_memory.py BUILD NVTOP [--seconds 30] [--scenario FILE]
+
+BUILD: a build directory (gpuwatch, lib/libnvidia-ml-fake.so); NVTOP: the nvtop
+binary, or the .deb in ../shared/peers (extracted to a temporary directory).
+"""
+import argparse
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def clock_ticks():
+    return os.sysconf(os.sysconf_names["SC_CLK_TCK"])
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / clock_ticks()
+
+
+def descendants(pid):
+    children = collections.defaultdict(list)
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except OSError:
+            continue
+        children[ppid].append(int(entry))
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(children[p])
+    return out
+
+
+def find_program(root_pid, exes, deadline):
+    """The process of the tree under `root_pid` that runs one of `exes`."""
+    exes = {os.path.realpath(e) for e in exes}
+    while time.monotonic() < deadline:
+        for pid in descendants(root_pid):
+            try:
+                if os.path.realpath(f"/proc/{pid}/exe") in exes:
+                    return pid
+            except OSError:
+                pass
+        time.sleep(0.05)
+    return None
+
+
+def memory(pid):
+    rollup = {}
+    with open(f"/proc/{pid}/smaps_rollup") as f:
+        for line in f:
+            parts = line.split()
+            if len(parts) >= 2 and parts[1].isdigit():
+                rollup[parts[0].rstrip(":")] = int(parts[1])
+    by_mapping = collections.Counter()
+    current = None
+    with open(f"/proc/{pid}/smaps") as f:
+        for line in f:
+            head = re.match(r"^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$", line)
+            if head:
+                current = head.group(1) or "[anonymous]"
+            elif line.startswith("Rss:"):
+                by_mapping[current] += int(line.split()[1])
+    return rollup, by_mapping
+
+
+def measure(label, argv, env, seconds, exes):
+    with tempfile.NamedTemporaryFile() as typescript:
+        shell = subprocess.Popen(
+            ["script", "-qfc", " ".join(argv), typescript.name],
+            stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+        try:
+            pid = find_program(shell.pid, exes, time.monotonic() + 10)
+            if pid is None:
+                sys.exit(f"tui_memory: {label} did not start ({' '.join(argv)})")
+            start_cpu, start = cpu_seconds(pid), time.monotonic()
+            time.sleep(seconds)
+            cpu = (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start)
+            rollup, by_mapping = memory(pid)
+            if os.path.getsize(typescript.name) < 1000:
+                sys.exit(f"tui_memory: {label} drew nothing on its terminal")
+        finally:
+            for p in reversed(descendants(shell.pid)):
+                try:
+                    os.kill(p, 15)
+                except OSError:
+                    pass
+            shell.wait(timeout=10)
+    return {"label": label, "cpu": cpu, "rss": rollup["Rss"], "anon": rollup["Anonymous"],
+            "file_pss": rollup.get("Pss_File", 0), "mappings": by_mapping}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("build")
+    parser.add_argument("nvtop")
+    parser.add_argument("--seconds", type=float, default=30)
+    parser.add_argument("--scenario",
+                        default=os.path.join(HERE, "..", "scenarios", "test", "fixed.yaml"))
+    args = parser.parse_args()
+    gpuwatch = os.path.join(args.build, "gpuwatch")
+    fake = os.path.realpath(os.path.join(args.build, "lib", "libnvidia-ml-fake.so"))
+    with tempfile.TemporaryDirectory() as tmp:
+        nvtop = args.nvtop
+        if nvtop.endswith(".deb"):
+            subprocess.run(["dpkg", "-x", nvtop, tmp], check=True)
+            nvtop = os.path.join(tmp, "usr", "bin", "nvtop")
+        libdir = os.path.join(tmp, "nvml")
+        os.mkdir(libdir)
+        for name in ("libnvidia-ml.so.1", "libnvidia-ml.so"):
+            os.symlink(fake, os.path.join(libdir, name))
+        env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40",
+                   GPUWATCH_FAKE_SCENARIO=os.path.realpath(args.scenario),
+                   LD_LIBRARY_PATH=libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
+        env.pop("NO_COLOR", None)
+        # `gpuwatch top` runs as gpuwatch-full (the front starts it in its place).
+        runs = [measure("nvtop -d 10", [nvtop, "-d", "10"], env, args.seconds, [nvtop]),
+                measure("gpuwatch top", [gpuwatch, "top", "-i", "1s"], env, args.seconds,
+                        [gpuwatch, gpuwatch + "-full"])]
+    print(f"scenario {os.path.basename(args.scenario)}, {args.seconds:.0f} s each, own process")
+    print(f"{'program':14} {'CPU %':>7} {'Rss MiB':>8} {'anon':>6} {'file Pss':>9}")
+    for r in runs:
+        print(f"{r['label']:14} {100 * r['cpu']:7.2f} {r['rss'] / 1024:8.1f} "
+              f"{r['anon'] / 1024:6.1f} {r['file_pss'] / 1024:9.1f}")
+    nv, gw = runs
+    cpu_ratio = f"{gw['cpu'] / nv['cpu']:.2f}" if nv["cpu"] > 0 else "n/a (nvtop: under a clock tick)"
+    print(f"top / nvtop: Rss {gw['rss'] / nv['rss']:.2f}, CPU {cpu_ratio}")
+    for r in runs:
+        print(f"\n{r['label']}: the mappings that hold the most (Rss KiB)")
+        for name, kib in r["mappings"].most_common(12):
+            print(f"  {kib:7d}  {name}")
+
+
+if __name__ == "__main__":
+    main()
