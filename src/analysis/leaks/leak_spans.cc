@@ -190,11 +190,16 @@ bool LeakDetector::StillRising(const SpanResult& r) const {
   return FloorStillRising(r) && !PhaseStopped(r.rate_bytes_per_s);
 }
 
-// The teeth's period where they repeat regularly and a period holds enough
-// samples to match each moment with the one a period earlier.
+// The teeth's period where they repeat regularly, a period holds enough
+// samples to match each moment with the one a period earlier, and it is no
+// longer than two of the coarsest floor windows (the longest tooth the
+// tracker measures; it bounds the samples kept).
 std::optional<ToothTracker::Period> LeakDetector::PhasePeriod() const {
   auto period = teeth_.period(kPhaseTolerance);
-  if (!period || period->s < kPhaseSamples * interval_s_) return std::nullopt;
+  if (!period || period->s < kPhaseSamples * interval_s_ ||
+      period->s > 2 * scales_.back().floor.window_s()) {
+    return std::nullopt;
+  }
   return period;
 }
 
