@@ -66,6 +66,14 @@ int main(int argc, char** argv) {
   for (unsigned i = 0; i < count && i < 64; ++i)
     handle_rc |= nvmlDeviceGetHandleByIndex_v2(i, &handles[i]);
   const double t3 = now_ms();
+  /* Said before the reads: a read through a handle NO_ATTACH leaves unusable
+   * may crash the process. */
+  fprintf(stderr, "flags=%u init_rc=%d devices=%u handle_rc=%d\n", flags, init, count, handle_rc);
+  if (handle_rc != 0 || count == 0) {
+    printf("flags=%u devices=%u init_ms=%.2f handles_ms=%.2f handle_rc=%d (no reads)\n", flags,
+           count, t2 - t1, t3 - t2, handle_rc);
+    return 1;
+  }
   /* The first device's first reads, in the order a query makes them. */
   char name[96];
   unsigned long long memory[3];

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Would NVML_INIT_FLAG_NO_ATTACH make a cold one-shot answer cheaper? (issue
 # 17, item 2). Through the device tool (~1 min), carrying .devtree
-# (bin/bench/init_flags, bin/gpuwatch, bin/gpuwatch-full, lib/): 15
-# alternating fresh processes of `init_flags 0` and `init_flags 2`, then the
+# (bin/bench/init_flags, bin/gpuwatch, bin/gpuwatch-full, lib/): 15 rounds
+# of fresh processes of `init_flags 0`, `2` (NO_ATTACH) and `1` (NO_GPUS), then the
 # medians of each phase and first read, with the return codes seen; and, in
 # the same call, nvidia-smi --query-gpu against gpuwatch query for the same
 # eight fields. Writes $OUT/init_flags.txt.
@@ -18,15 +18,18 @@ R=$OUT/init_flags.txt
   for i in $(seq 15); do
     "$BIN/bench/init_flags" 0
     "$BIN/bench/init_flags" 2
+    "$BIN/bench/init_flags" 1
   done
 } >"$OUT/init_flags_raw.txt" 2>&1
 python3 - "$OUT/init_flags_raw.txt" >"$R" <<'PY'
 import re, statistics, sys
 runs = {}
-for line in open(sys.argv[1]):
+for line in map(str.rstrip, open(sys.argv[1])):
     if not line.startswith("flags="):
         print(line.rstrip())
         continue
+    if "init_ms" not in line:
+        continue  # said before the reads (stderr)
     kv = dict(re.findall(r"(\w+)=([^ ]+)", line))
     runs.setdefault(kv["flags"], []).append(kv)
 for flags, rows in sorted(runs.items()):
