@@ -30,6 +30,7 @@ const double LeakDetector::kPhaseKeep = 1 + kPhaseTolerance;
 // growth of a period is at least this × what else moves D (the 10-90 % spread
 // of D about its line, and twice what a tooth's mismatch can).
 const std::size_t LeakDetector::kPhasePoints = 8;
+const std::size_t LeakDetector::kPhaseMaxPoints = 64;
 const double LeakDetector::kPhaseSignal = 4;
 
 namespace {
@@ -244,17 +245,23 @@ bool LeakDetector::PhaseStopped(double rate_bytes_per_s) const {
   const double now = kept.back().t_s;
   const double window = Seconds(options_.stop_span);
   if (kept.front().t_s > now - window - period) return false;  // not a period back yet
+  // D at every sample of the last stop span, or at most kPhaseMaxPoints of
+  // them evenly (at `run`'s 100 ms a stop span holds 400), the newest always.
+  const auto first = std::lower_bound(kept.begin(), kept.end(), now - window,
+                                      [](const Point& p, double t) { return p.t_s < t; });
+  const auto from = static_cast<std::size_t>(first - kept.begin());
+  const std::size_t count = kept.size() - from;
+  if (count < kPhasePoints) return false;
+  const std::size_t stride = (count + kPhaseMaxPoints - 1) / kPhaseMaxPoints;
   std::vector<Point> d;
-  auto before = kept.begin();
-  for (auto it = std::lower_bound(kept.begin(), kept.end(), now - window,
-                                  [](const Point&p, double t) { return p.t_s < t; });
-       it != kept.end(); ++it) {
-    const double then = it->t_s - period;
-    while (std::next(before)->t_s < then) ++before;
-    const Point& a = *before;
-    const Point& b = *std::next(before);
+  std::size_t before = 0;  // kept[before] is the newest sample at or before a period earlier
+  for (std::size_t i = from + (count - 1) % stride; i < kept.size(); i += stride) {
+    const double then = kept[i].t_s - period;
+    while (kept[before + 1].t_s < then) ++before;
+    const Point& a = kept[before];
+    const Point& b = kept[before + 1];
     const double share = b.t_s > a.t_s ? std::clamp((then - a.t_s) / (b.t_s - a.t_s), 0.0, 1.0) : 0;
-    d.push_back({it->t_s - now, it->value - (a.value + share * (b.value - a.value))});
+    d.push_back({kept[i].t_s - now, kept[i].value - (a.value + share * (b.value - a.value))});
   }
   if (d.size() < kPhasePoints) return false;
   const auto slope = TheilSen(d);

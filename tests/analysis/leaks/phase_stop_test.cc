@@ -67,6 +67,25 @@ TEST(LeakDetector, AWarmUpUnderLongRegularTeethClearsItsForecastWithinAMinute) {
   EXPECT_FALSE(r.suspected_at);
 }
 
+TEST(LeakDetector, AtATenthOfASecondTheSameWarmUpClearsWithinAMinuteToo) {
+  // `run` samples every 100 ms: a stop span holds 400 samples, of which the
+  // check reads 64.
+  std::mt19937 rng(5);
+  std::normal_distribution<double> noise(0, 64 * kMiB);
+  LeakDetector d;
+  const Outcome r = Feed(
+      d, 25 * 60,
+      [&](double t) {
+        return 10 * kGiB + kGiB * std::min(t, 1200.0) / 60 + Tooth(t, 5 * kGiB, 89) + noise(rng);
+      },
+      0.1);
+  ASSERT_TRUE(r.forecast_at);
+  ASSERT_TRUE(r.forecast_cleared_at);
+  EXPECT_GT(*r.forecast_cleared_at, 1200);
+  EXPECT_LE(*r.forecast_cleared_at, 1200 + 60);
+  EXPECT_FALSE(r.suspected_at);
+}
+
 TEST(LeakDetector, AGrowthUnderRegularTeethThatGoesOnIsNeverTakenForAStop) {
   // The same teeth over growth that goes on, every third drop 4 s late
   // (within the tolerance) and no noise to hide the mismatch. Once the teeth
