@@ -13,7 +13,8 @@ measures it with the real driver.
     python3 bench/tui_memory.py BUILD NVTOP [--seconds 30] [--scenario FILE]
 
 BUILD: a build directory (gpuwatch, lib/libnvidia-ml-fake.so); NVTOP: the nvtop
-binary, or the .deb in ../shared/peers (extracted to a temporary directory).
+binary, or its Debian package, nvtop_3.0.1-1_amd64.deb of the peers folder (extracted
+to a temporary directory).
 """
 import argparse
 import collections
