@@ -157,8 +157,7 @@ class LeakDetector {
 
  private:
   static constexpr double kEpsilon = 1e-6;  // seconds and windows compared despite rounding
-  static const double kPhaseTolerance, kPhaseSamples, kPhaseKeep, kPhaseSignal;
-  static const std::size_t kPhasePoints, kPhaseMaxPoints;
+  static const double kPhaseTolerance, kPhaseSamples, kPhaseKeep;
   static double Seconds(std::chrono::seconds s) { return static_cast<double>(s.count()); }
 
   // A tested span: what its test read (kept for every span of every scale of

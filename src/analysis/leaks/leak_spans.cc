@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "analysis/leaks/leak_detector.h"
+#include "analysis/leaks/period_stop.h"
 #include "analysis/leaks/robust_stats.h"
 
 namespace gpuwatch::leaks {
@@ -26,12 +27,6 @@ constexpr int kStopDecisions = 3;
 const double LeakDetector::kPhaseTolerance = 0.05;
 const double LeakDetector::kPhaseSamples = 10;
 const double LeakDetector::kPhaseKeep = 1 + kPhaseTolerance;
-// D is judged over a stop span of at least this many samples, where the
-// growth of a period is at least this × what else moves D (the 10-90 % spread
-// of D about its line, and twice what a tooth's mismatch can).
-const std::size_t LeakDetector::kPhasePoints = 8;
-const std::size_t LeakDetector::kPhaseMaxPoints = 64;
-const double LeakDetector::kPhaseSignal = 4;
 
 namespace {
 
@@ -228,57 +223,16 @@ void LeakDetector::KeepRecent(double t_s, double bytes) {
   }
 }
 
-// Where the teeth repeat at a regular period P, memory now minus memory a
-// period earlier (D) cancels them and leaves the growth of the last period:
-// D / P is its mean rate, and D's slope is how much the rate changed within a
-// period. Right after growth stops D falls at the old rate; a period later it
-// is flat at zero. Either shows the stop within a stop span, where the floor
-// needs one or two new tooth bottoms (one to two periods). Evidence only
-// where the growth of a period stands well out of what else moves D: its
-// jitter (noise) and a tooth that starts earlier or later than a period before
-// (its edge's slope × the periods' jitter).
+// The stop read against a period earlier, where the teeth have a period
+// (period_stop.h).
 bool LeakDetector::PhaseStopped(double rate_bytes_per_s) const {
-  const auto found = PhasePeriod();
-  if (!found || !(rate_bytes_per_s > 0) || recent_.size() < recent_begin_ + 2) return false;
-  const double period = found->s;
-  const std::span<const Point> kept(recent_.data() + recent_begin_, recent_.size() - recent_begin_);
-  const double now = kept.back().t_s;
-  const double window = Seconds(options_.stop_span);
-  if (kept.front().t_s > now - window - period) return false;  // not a period back yet
-  // D at every sample of the last stop span, or at most kPhaseMaxPoints of
-  // them evenly (at `run`'s 100 ms a stop span holds 400), the newest always.
-  const auto first = std::lower_bound(kept.begin(), kept.end(), now - window,
-                                      [](const Point& p, double t) { return p.t_s < t; });
-  const auto from = static_cast<std::size_t>(first - kept.begin());
-  const std::size_t count = kept.size() - from;
-  if (count < kPhasePoints) return false;
-  const std::size_t stride = (count + kPhaseMaxPoints - 1) / kPhaseMaxPoints;
-  std::vector<Point> d;
-  std::size_t before = 0;  // kept[before] is the newest sample at or before a period earlier
-  for (std::size_t i = from + (count - 1) % stride; i < kept.size(); i += stride) {
-    const double then = kept[i].t_s - period;
-    while (kept[before + 1].t_s < then) ++before;
-    const Point& a = kept[before];
-    const Point& b = kept[before + 1];
-    const double share = b.t_s > a.t_s ? std::clamp((then - a.t_s) / (b.t_s - a.t_s), 0.0, 1.0) : 0;
-    d.push_back({kept[i].t_s - now, kept[i].value - (a.value + share * (b.value - a.value))});
-  }
-  if (d.size() < kPhasePoints) return false;
-  const auto slope = TheilSen(d);
-  if (!slope) return false;
-  std::vector<double> residuals;
-  for (const Point& p : d) residuals.push_back(p.value - slope->slope * p.t_s);
-  std::sort(residuals.begin(), residuals.end());
-  const auto at = [&](double q) {
-    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
-  };
-  const double spread = at(0.9) - at(0.1);
-  const double mismatch = found->height * found->jitter_s / found->s;
-  if (rate_bytes_per_s * period < kPhaseSignal * (spread + 2 * mismatch)) return false;
-  const double limit = options_.half_share * rate_bytes_per_s;
-  const double level = at(0.5);  // D now, on its Theil–Sen line
-  return rate_bytes_per_s + slope->high <= limit ||
-         (level + spread / 2 + mismatch) / period <= limit;
+  const auto period = PhasePeriod();
+  if (!period || recent_.size() < recent_begin_ + 2) return false;
+  PeriodStopOptions o;
+  o.window_s = Seconds(options_.stop_span);
+  o.share = options_.half_share;
+  return StoppedAgainstAPeriodEarlier(std::span<const Point>(recent_).subspan(recent_begin_),
+                                      *period, rate_bytes_per_s, o);
 }
 
 // How long a stop must be seen before it is taken for real: kStopDecisions

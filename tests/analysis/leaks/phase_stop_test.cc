@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <random>
+#include <vector>
 
 #include "analysis/leaks/leak_detector.h"
+#include "analysis/leaks/period_stop.h"
 #include "analysis/leaks/tooth_tracker.h"
 #include "detector_feed.h"
 
@@ -47,6 +49,49 @@ TEST(ToothTracker, APeriodOnlyForDropsThatRepeatRegularly) {
   }
   EXPECT_FALSE(irregular.period(0.05));
   EXPECT_TRUE(irregular.period(0.5));
+}
+
+// The samples of `used` at 1 Hz from `from_s` to `to_s`.
+std::vector<Point> Sampled(double from_s, double to_s, double (*used)(double)) {
+  std::vector<Point> out;
+  for (double t = from_s; t <= to_s; t += 1) out.push_back({t, used(t)});
+  return out;
+}
+
+// 1 GiB/min until 1200 s under 5 GiB teeth of 89 s, then flat.
+double WarmUp(double t) {
+  return 10 * kGiB + kGiB * std::min(t, 1200.0) / 60 + Tooth(t, 5 * kGiB, 89);
+}
+
+TEST(StoppedAgainstAPeriodEarlier, SeesAStopWithinAStopSpanAndNotBefore) {
+  const ToothTracker::Period period{89, 1, 5 * kGiB};
+  const double rate = kGiB / 60;
+  EXPECT_FALSE(StoppedAgainstAPeriodEarlier(Sampled(900, 1195, WarmUp), period, rate));
+  EXPECT_TRUE(StoppedAgainstAPeriodEarlier(Sampled(900, 1240, WarmUp), period, rate));
+  // A period later D is flat at zero: still stopped.
+  EXPECT_TRUE(StoppedAgainstAPeriodEarlier(Sampled(1100, 1400, WarmUp), period, rate));
+  // Not a period and a stop span back: no evidence either way.
+  EXPECT_FALSE(StoppedAgainstAPeriodEarlier(Sampled(1150, 1240, WarmUp), period, rate));
+}
+
+TEST(StoppedAgainstAPeriodEarlier, ATeethMismatchIsNoStopOfGrowthThatItsPeriodCouldHide) {
+  // 0.1 GiB/min, no noise, under 5 GiB teeth whose every third drop comes
+  // 4 s late: where a late tooth meets one on time a period earlier, D moves
+  // by the tooth's edge slope × 4 s (230 MiB), more than a period's growth
+  // (148 MiB). Judged at every second of an hour: never a stop.
+  const ToothTracker::Period period{89, 4, 5 * kGiB};
+  const double rate = 0.1 * kGiB / 60;
+  const auto used = [](double t) {
+    return 10 * kGiB + 0.1 * kGiB * t / 60 +
+           JitteredTooth(t, 5 * kGiB, 89, [](int k) { return (k % 3 == 1) ? 4.0 : 0.0; });
+  };
+  std::vector<Point> samples;
+  int stops = 0;
+  for (double t = 0; t <= 3600; t += 1) {
+    samples.push_back({t, used(t)});
+    if (t > 200 && StoppedAgainstAPeriodEarlier(samples, period, rate)) ++stops;
+  }
+  EXPECT_EQ(stops, 0);
 }
 
 TEST(LeakDetector, AWarmUpUnderLongRegularTeethClearsItsForecastWithinAMinute) {
