@@ -55,9 +55,14 @@ def case_layout():
         check(len(rows(s, r"^[ *]\s+4\d{4} ")) >= 5, "at least 5 process rows", s)
         check(all(len(l) <= 80 for l in s.splitlines()), "nothing wider than 80", s)
         t.resize(200, 60)
-        s = t.wait(r"MHz")
+        # A capture can come in the middle of the redraw (under load, the GPU rows drawn
+        # and the rest still blank): wait for the frame's last pane, the events at the
+        # bottom, so that everything above it is of the same frame.
+        def whole_wide_frame(s):
+            return "MHz" in s and re.search(r"^\S+ events ", s, re.M) is not None
+
+        s = t.wait(whole_wide_frame)
         check(re.search(r"GPU \d memory", s), "the chart pane at 200x60", s)
-        check("events" in s, "the events pane at 200x60", s)
         check(re.search(r"^\s+5:0 ", s, re.M), "MIG devices under their GPU", s)
         t.resize(80, 24)
         s = t.wait(lambda s: "MHz" not in s and re.search(r"^\s+7 L40S", s, re.M))
@@ -124,9 +129,9 @@ def case_keys():
         t.resize(200, 60)
         t.wait(r"last 1 min")
         t.keys("w")
-        t.wait(r"last 5 min")
-        # A click on the PID title sorts by it.
-        s = t.screen()
+        # A click on the PID title sorts by it: find the title on a whole frame.
+        s = t.wait(lambda s: "last 5 min" in s and
+                   re.search(r"\bPID\b.*COMMAND", s) is not None)
         header = [i for i, l in enumerate(s.splitlines()) if re.search(r"\bPID\b.*COMMAND", l)][0]
         col = s.splitlines()[header].index("PID") + 1
         click = "\x1b[<0;%d;%dM\x1b[<0;%d;%dm" % (col + 1, header + 1, col + 1, header + 1)
