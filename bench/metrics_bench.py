@@ -19,6 +19,7 @@ import tempfile
 import time
 
 import fleet_scenario
+from proc_status import cpu_seconds
 from httpload import free_port, wait_http, wrk
 
 # What Prometheus 2.x sends when it scrapes.
@@ -27,11 +28,6 @@ PROMETHEUS_HEADERS = [
     "q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
     "Accept-Encoding: gzip",
 ]
-
-
-def cpu_seconds(pid):
-    fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
 
 
 def body_size(port, headers):

@@ -29,7 +29,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from httpload import free_port, load, wait_http, wrk  # noqa: E402
-from proc_status import status_kib  # noqa: E402
+from proc_status import cpu_seconds, status_kib  # noqa: E402
 
 FIELDS = ("index,uuid,name,serial,driver_version,pci.bus_id,pstate,temperature.gpu,"
           "temperature.memory,utilization.gpu,utilization.memory,memory.total,memory.used,"
@@ -38,7 +38,6 @@ FIELDS = ("index,uuid,name,serial,driver_version,pci.bus_id,pstate,temperature.g
           "ecc.errors.uncorrected.volatile.total,pcie.link.gen.current,timestamp")
 # What select reads to choose (select::SelectionFields), as nvidia-smi names it.
 SELECT_FIELDS = "index,uuid,name,mig.mode.current,memory.total,memory.used,memory.free,utilization.gpu"
-TICKS = os.sysconf("SC_CLK_TCK")
 PEERS = ("nvitop -1", "gpustat")
 
 
@@ -117,12 +116,6 @@ def same_outputs(gw, env):
             warm, cold = warm.split("\n", 1)[1], cold.split("\n", 1)[1]
         checks.append((name, shape(warm) == shape(cold), warm, cold))
     return checks
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS  # utime + stime
 
 
 def steady_costs(collectors, seconds, port):

@@ -25,17 +25,9 @@ import sys
 import tempfile
 import time
 
+from proc_status import cpu_seconds
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def clock_ticks():
-    return os.sysconf(os.sysconf_names["SC_CLK_TCK"])
-
-
-def cpu_seconds(pid):
-    with open(f"/proc/{pid}/stat") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / clock_ticks()
 
 
 def descendants(pid):
