@@ -26,7 +26,7 @@
 //    for two base windows of decisions, counting only the new floor points of
 //    that scale (so at once on a scale longer than that: the decisions between
 //    its windows judge the same points again), and a tooth that rules the forecast's scale out
-//    and takes memory back below where it was raised ends it at once Where the
+//    and takes memory back below where it was raised ends it at once. Where the
 //    teeth repeat at a regular period, memory against the same moment a period
 //    earlier shows a stop within a stop span too (PhaseStopped);
 //  - a *leak verdict* needs sustained growth, with halves within

@@ -53,13 +53,7 @@ bool Rises(std::span<const Point> points, double min_slope, double z, double& sl
 // far the growth stands out of the floor's jitter, whatever the test
 // statistics say (many spans are tested at every decision).
 double RiseOverSpread(std::span<const Point> points, double slope) {
-  std::vector<double> residuals;
-  for (const Point& p : points) residuals.push_back(p.value - slope * p.t_s);
-  std::sort(residuals.begin(), residuals.end());
-  const auto at = [&](double q) {
-    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
-  };
-  const double spread = at(0.9) - at(0.1);
+  const double spread = ResidualsAbout(points, slope).Spread();
   const double rise = slope * (points.back().t_s - points.front().t_s);
   return spread > 0 ? rise / spread : std::numeric_limits<double>::infinity();
 }

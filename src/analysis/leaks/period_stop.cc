@@ -36,17 +36,12 @@ bool StoppedAgainstAPeriodEarlier(std::span<const Point> samples,
   if (d.size() < options.min_points) return false;
   const auto slope = TheilSen(d);
   if (!slope) return false;
-  std::vector<double> residuals;
-  for (const Point& p : d) residuals.push_back(p.value - slope->slope * p.t_s);
-  std::sort(residuals.begin(), residuals.end());
-  const auto at = [&](double q) {
-    return residuals[static_cast<std::size_t>(std::lround(q * (residuals.size() - 1)))];
-  };
-  const double spread = at(0.9) - at(0.1);
+  const Residuals residuals = ResidualsAbout(d, slope->slope);
+  const double spread = residuals.Spread();
   const double mismatch = period.height * period.jitter_s / period.s;
   if (rate_bytes_per_s * period_s < options.signal * (spread + 2 * mismatch)) return false;
   const double limit = options.share * rate_bytes_per_s;
-  const double level = at(0.5);  // D now, on its Theil–Sen line
+  const double level = residuals.Quantile(0.5);  // D now, on its Theil–Sen line
   return rate_bytes_per_s + slope->high <= limit ||
          (level + spread / 2 + mismatch) / period_s <= limit;
 }

@@ -110,6 +110,18 @@ std::optional<double> LeastSquaresSlope(std::span<const Point> points) {
   return stv / stt;
 }
 
+Residuals ResidualsAbout(std::span<const Point> points, double slope) {
+  Residuals r;
+  r.sorted.reserve(points.size());
+  for (const Point& p : points) r.sorted.push_back(p.value - slope * p.t_s);
+  std::sort(r.sorted.begin(), r.sorted.end());
+  return r;
+}
+
+double Residuals::Quantile(double q) const {
+  return sorted[static_cast<std::size_t>(std::lround(q * static_cast<double>(sorted.size() - 1)))];
+}
+
 double Median(std::vector<double> values) {
   if (values.empty()) return 0;
   const std::size_t mid = values.size() / 2;

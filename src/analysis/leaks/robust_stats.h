@@ -46,6 +46,17 @@ std::vector<TrendTest> MannKendallOfSuffixes(std::span<const Point> points,
 // Ordinary least-squares slope; nullopt without two distinct times.
 std::optional<double> LeastSquaresSlope(std::span<const Point> points);
 
+// The points' residuals about a line of `slope` through the origin (value -
+// slope × t), sorted: where the line sits among them, and how far they spread.
+struct Residuals {
+  std::vector<double> sorted;  // not empty unless the points were
+  // The q-quantile (0..1), the nearest rank.
+  double Quantile(double q) const;
+  // From the 10th to the 90th percentile: the jitter about the line.
+  double Spread() const { return Quantile(0.9) - Quantile(0.1); }
+};
+Residuals ResidualsAbout(std::span<const Point> points, double slope);
+
 // Median of the values (copy made); 0 for an empty input.
 double Median(std::vector<double> values);
 

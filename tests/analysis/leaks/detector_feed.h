@@ -2,6 +2,8 @@
 // detector's unit tests (leak_detector_test.cc, phase_stop_test.cc).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <functional>
 #include <optional>
@@ -70,6 +72,16 @@ inline Outcome Feed(LeakDetector& d, double until_s, const std::function<double(
 // A training step's activations: up `height` over `period_s`, then freed.
 inline double Tooth(double t, double height, double period_s) {
   return height * std::fmod(t, period_s) / period_s;
+}
+
+// A forecast was raised, and cleared after the growth stopped at `stop_s`,
+// within a minute of it; no verdict came.
+inline void ExpectForecastClearedWithinAMinuteOf(const Outcome& r, double stop_s) {
+  ASSERT_TRUE(r.forecast_at);
+  ASSERT_TRUE(r.forecast_cleared_at);
+  EXPECT_GT(*r.forecast_cleared_at, stop_s);
+  EXPECT_LE(*r.forecast_cleared_at, stop_s + 60);
+  EXPECT_FALSE(r.suspected_at);
 }
 
 }  // namespace gpuwatch::leaks::detector_feed
