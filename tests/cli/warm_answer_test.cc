@@ -7,7 +7,9 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "process_fixture.h"
@@ -30,9 +32,28 @@ class WarmAnswer : public gpuwatch_test::ProcessTest {
     ASSERT_GT(Port(), 0) << Slurp(dir_ / "log");
     ASSERT_TRUE(WaitForLog("answer from this daemon's samples")) << Slurp(dir_ / "log");
   }
+  // The daemon and the commands read this machine's /proc, where a scenario's
+  // pid (5001) may be a live process, even one of this test's own commands,
+  // alive for the cold answer and gone for the warm one. The scenario is
+  // therefore run with its pids moved above PID_MAX_LIMIT (2^22), which no
+  // process can hold.
   std::vector<std::string> Env(const std::string& scenario) const {
+    const fs::path unheld = dir_ / fs::path(scenario).filename();
+    if (!fs::exists(unheld)) {
+      const std::string text = Slurp(fs::path(GPUWATCH_SOURCE_DIR) / scenario);
+      const std::regex pid(R"(\bpid: (\d+))");
+      std::string moved;
+      auto from = text.cbegin();
+      for (std::sregex_iterator m(text.begin(), text.end(), pid), end; m != end; ++m) {
+        moved.append(from, (*m)[0].first);
+        moved += "pid: " + std::to_string((1u << 22) + std::stoul((*m)[1]));
+        from = (*m)[0].second;
+      }
+      moved.append(from, text.cend());
+      std::ofstream(unheld) << moved;
+    }
     return {"GPUWATCH_NVML_LIBRARY=" + library_.string(),
-            "GPUWATCH_FAKE_SCENARIO=" + std::string(GPUWATCH_SOURCE_DIR) + "/" + scenario};
+            "GPUWATCH_FAKE_SCENARIO=" + unheld.string()};
   }
   // What a command runs with: the same GPUs as the daemon, and its runtime directory.
   std::string Shell(const std::string& scenario) const {
@@ -61,6 +82,8 @@ TEST_F(WarmAnswer, AnswersAreWhatAColdRunPrintsWithoutOpeningTheDriver) {
   ASSERT_EQ(cold_status.code, 0) << cold_status.err;
   ASSERT_EQ(cold_query.code, 0) << cold_query.err;
   ASSERT_EQ(cold_select.code, 0) << cold_select.err;
+  ASSERT_NE(cold_apps.out.find(std::to_string((1u << 22) + 5001) + ", "), std::string::npos)
+      << cold_apps.out;
 
   fs::remove(library_);  // from here on, only the daemon can answer
   const auto no_daemon = Gpuwatch("--no-daemon --color=never", env);
