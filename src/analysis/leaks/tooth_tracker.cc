@@ -39,6 +39,10 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
       extreme_ = value;
     }
   } else if (value < *extreme_) {
+    // Falling further: the tooth is as long as the time since memory was last
+    // this low (a drop first seen as a small wobble may be a cycle's fall).
+    teeth_s_.back() =
+        std::max(teeth_s_.back(), std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
     extreme_ = value;
   } else if (value > *extreme_ + threshold) {
     if (heights_.size() == keep_) heights_.erase(heights_.begin());

@@ -41,5 +41,20 @@ TEST(ToothTracker, KeepsTheLongestOfTheRecentTeeth) {
   EXPECT_DOUBLE_EQ(teeth.longest_s(), 7) << "the 40 s tooth is no longer among the last two";
 }
 
+TEST(ToothTracker, ADropFirstSeenAsAWobbleIsAsLongAsTheFallItBecomes) {
+  // A 75 s cycle rising 0 -> ~97, with a wobble that dips 25 just before the
+  // fall: the zig-zag sees the dip as a drop (12 s since memory was last that
+  // low), and the cycle's fall to 0 comes while it is already falling. The
+  // tooth is the cycle, not the dip, or the wobble hides the cycle from the
+  // detector, which then takes each rising edge for growth.
+  ToothTracker teeth;
+  for (int t = 0; t < 600; ++t) {
+    const int phase = t % 75;
+    const double value = phase == 74 ? 0 : phase == 73 ? 72 : phase * 100.0 / 75;
+    teeth.Add(t, value, 20);
+  }
+  EXPECT_GE(teeth.longest_s(), 60);
+}
+
 }  // namespace
 }  // namespace gpuwatch::leaks
