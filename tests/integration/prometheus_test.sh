@@ -6,7 +6,7 @@
 # Starts three `gpuwatch serve` instances on loopback, each on a fake-NVML
 # scenario of tests/integration/scenarios/ under its own --hostname:
 #   host-a  127.0.0.1:19835  2 H200s, GPU 1 hot (85 °C, thermal slowdown)
-#   host-b  127.0.0.1:19836  1 H200, pid 52001 leaking 6 GiB/min
+#   host-b  127.0.0.1:19836  1 H200, pid 9052001 leaking 6 GiB/min
 #   host-c  127.0.0.1:19837  4 idle GPUs
 # (host-a with --process-metrics) and a Prometheus on 127.0.0.1:19090 that
 # scrapes them every second with the shipped alert and recording rules
@@ -205,15 +205,15 @@ expect "GpuwatchGPUThrottled fires for host-a GPU 1 only, rule gpu_throttled_the
   "host-a 1 gpu_throttled_thermal warning 1"
 expect "GpuwatchMemoryLeakSuspected fires for host-b GPU 0 only" \
   "$(firing GpuwatchMemoryLeakSuspected)" "host-b 0"
-expect "GpuwatchMemoryLeakSuspected fires for host-b's device and for pid 52001" \
+expect "GpuwatchMemoryLeakSuspected fires for host-b's device and for pid 9052001" \
   "$(q 'ALERTS{alertstate="firing",alertname="GpuwatchMemoryLeakSuspected"}' scope pid)" \
-  "$(printf 'device - 1\nprocess 52001 1')"
+  "$(printf 'device - 1\nprocess 9052001 1')"
 expect "GpuwatchOOMSoon fires for host-b GPU 0 only" "$(firing GpuwatchOOMSoon)" "host-b 0"
-rate=$(q 'gpuwatch_leak_rate_bytes_per_second{hostname="host-b",scope="process",pid="52001"}' | awk '{print $NF}')
+rate=$(q 'gpuwatch_leak_rate_bytes_per_second{hostname="host-b",scope="process",pid="9052001"}' | awk '{print $NF}')
 if python3 -c "import sys; r = float('${rate:-0}'); sys.exit(0 if abs(r - 6 * 2**30 / 60) <= 0.3 * 6 * 2**30 / 60 else 1)" 2>/dev/null; then
-  ok "host-b pid 52001's leak rate $rate B/s is 6 GiB/min within 30 %"
+  ok "host-b pid 9052001's leak rate $rate B/s is 6 GiB/min within 30 %"
 else
-  not_ok "host-b pid 52001's leak rate '$rate' B/s is 6 GiB/min within 30 %"
+  not_ok "host-b pid 9052001's leak rate '$rate' B/s is 6 GiB/min within 30 %"
 fi
 expect "no alert at all (firing or pending) for host-c" "$(q 'ALERTS{hostname="host-c"}' alertname)" ""
 expect "no alert at all for host-a GPU 0" "$(q 'ALERTS{hostname="host-a",gpu="0"}' alertname)" ""
