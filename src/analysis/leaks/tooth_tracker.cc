@@ -20,6 +20,11 @@ double ToothTracker::LastAtOrBelow(double value) const {
   return std::prev(end)->t_s;
 }
 
+double ToothTracker::ToothTo(double t_s, double value, double threshold) const {
+  // Within half the threshold of `value`: the bottoms of a sawtooth differ by noise.
+  return std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2));
+}
+
 void ToothTracker::Add(double t_s, double value, double threshold) {
   if (!extreme_) {
     extreme_ = value;
@@ -27,10 +32,8 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
     if (value > *extreme_) {
       extreme_ = value;
     } else if (value < *extreme_ - threshold) {
-      // Within half the threshold of where it fell to: the bottoms of a
-      // sawtooth differ by noise.
       if (teeth_s_.size() == keep_) teeth_s_.erase(teeth_s_.begin());
-      teeth_s_.push_back(std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
+      teeth_s_.push_back(ToothTo(t_s, value, threshold));
       if (drops_s_.size() == keep_ + 1) drops_s_.erase(drops_s_.begin());
       drops_s_.push_back(t_s);
       MeasurePeriod();
@@ -41,8 +44,7 @@ void ToothTracker::Add(double t_s, double value, double threshold) {
   } else if (value < *extreme_) {
     // Falling further: the tooth is as long as the time since memory was last
     // this low (a drop first seen as a small wobble may be a cycle's fall).
-    teeth_s_.back() =
-        std::max(teeth_s_.back(), std::min(horizon_s_, t_s - LastAtOrBelow(value + threshold / 2)));
+    teeth_s_.back() = std::max(teeth_s_.back(), ToothTo(t_s, value, threshold));
     extreme_ = value;
   } else if (value > *extreme_ + threshold) {
     if (heights_.size() == keep_) heights_.erase(heights_.begin());

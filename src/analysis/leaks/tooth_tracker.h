@@ -46,6 +46,8 @@ class ToothTracker {
     double t_s;
     double value;
   };
+  // A tooth falling to `value` at t_s: how long since memory was last as low.
+  double ToothTo(double t_s, double value, double threshold) const;
   // When the series was last at or below `value` (before now).
   double LastAtOrBelow(double value) const;
   void MeasurePeriod();  // period_ from drops_s_, at each drop
