@@ -13,10 +13,8 @@
 #     exec; RSS must match /proc/PID/status VmRSS).
 #  3. `bench/watch_cost.py --real --serve` for 60 s with both jobs running.
 set -u
-OUT=${OUT:-/tmp/gpuwatch-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.devtree/lib
-BIN=$PWD/.devtree/bin
+# shellcheck source=tests/gpu/devtree_env.sh
+. "$(dirname "$0")/devtree_env.sh"
 R=$OUT/attribution.txt
 rt=$(mktemp -d)
 export GPUWATCH_RUNTIME_DIR=$rt

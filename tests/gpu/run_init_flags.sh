@@ -7,10 +7,8 @@
 # the same call, nvidia-smi --query-gpu against gpuwatch query for the same
 # eight fields. Writes $OUT/init_flags.txt.
 set -u
-OUT=${OUT:-/tmp/gpuwatch-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.devtree/lib
-BIN=$PWD/.devtree/bin
+# shellcheck source=tests/gpu/devtree_env.sh
+. "$(dirname "$0")/devtree_env.sh"
 R=$OUT/init_flags.txt
 {
   nvidia-smi --query-gpu=name,driver_version,persistence_mode --format=csv,noheader

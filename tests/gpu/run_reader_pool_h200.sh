@@ -10,10 +10,8 @@
 # bin/bench/readers_bench-before, bin/bench/nvml_c_loop, lib/). Writes
 # $OUT/reader_pool.txt.
 set -u
-OUT=${OUT:-/tmp/gpuwatch-out}
-mkdir -p "$OUT"
-export LD_LIBRARY_PATH=$PWD/.devtree/lib
-BIN=$PWD/.devtree/bin
+# shellcheck source=tests/gpu/devtree_env.sh
+. "$(dirname "$0")/devtree_env.sh"
 R=$OUT/reader_pool.txt
 {
   nvidia-smi --query-gpu=index,name,driver_version --format=csv
