@@ -105,6 +105,14 @@ std::vector<LeakCase> Leaks() {
        .true_rate_mib_per_min = 120,
        .growth = Every(15 * kMinute, 15 * kMinute, 20, 5),
        .cycle_s = 1.73},
+      {.name = "leak_after_eval",
+       .what = "5 GiB/min from 15 min, 2.5 min after a +40 GiB evaluation phase",
+       .duration_s = 30 * kMinute,
+       .leaking_pid = 77002,
+       .leak_start_s = 15 * kMinute,
+       .true_rate_mib_per_min = 5120,
+       .growth = {{600, 630}},
+       .cycle_s = 1.43},
       // Recorded on an NVIDIA H200 (tests/gpu/run_issue12_h200.sh, torch 2.11):
       // four jobs of tests/gpu/leak_jobs.py on one GPU under a default
       // `gpuwatch watch --jsonl`, 1 s samples; each case keeps one of the two

@@ -196,6 +196,13 @@ TEST(LeakScenario, LeakUnderEvaluationPhasesIsWarnedWithinBudget) {
   ExpectLeakTargets(RunNamed("leak_eval_spikes"));
 }
 
+// A tooth as long as an evaluation phase (150 s) rules the fine floor windows
+// out while it counts; the leak that follows within minutes must still be
+// seen on them (a rule that kept such teeth for 8 of their lengths missed it).
+TEST(LeakScenario, UrgentLeakRightAfterAnEvaluationPhaseIsWarnedWithinBudget) {
+  ExpectLeakTargets(RunNamed("leak_after_eval"));
+}
+
 // Recorded on an H200: two real torch leaks beside a cache warm-up and an
 // empty_cache sawtooth, each warned in time with an exact forecast.
 TEST(LeakScenario, RecordedFastTorchLeakOnAnH200IsWarnedWithinBudget) {
