@@ -83,6 +83,7 @@ std::vector<LeakChange> LeakDetector::ObserveAt(double t, double bytes,
     Scale& s = scales_[i];
     if (!s.floor.Add(t_s, bytes)) continue;
     closed = true;
+    ++s.closes;
     // A scale not usable now is tested when it closes again usable.
     if (Usable(i)) {
       s.results = TestSpans(s);
@@ -176,8 +177,10 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   const SpanResult* any_steady = nullptr;  // the longest steady span of all
   std::optional<double> forecast_span_s, verdict_span_s;
   bool enough = false;
+  bool verdict_held = false;  // a scale qualified a verdict on two closes in a row
   for (std::size_t i = 0; i < scales_.size(); ++i) {
     if (!Usable(i)) continue;
+    bool qualifies = false;
     // The rate comes from windows that hold several teeth (their floors hardly
     // jitter) and from results tested recently enough to follow a change.
     const FloorTracker& f = scales_[i].floor;
@@ -203,8 +206,15 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
       // verdict_ratio (a warm-up or steps that stopped grew in one half only).
       if (r.even && r.span_s + kEpsilon >= VerdictSpan(t)) {
         verdict_span_s = std::min(verdict_span_s.value_or(r.span_s), r.span_s);
+        qualifies = true;
       }
     }
+    Scale& s = scales_[i];
+    if (qualifies && s.verdict_close != s.closes) {
+      s.verdict_closes = s.verdict_close + 1 == s.closes ? s.verdict_closes + 1 : 1;
+      s.verdict_close = s.closes;
+    }
+    verdict_held = verdict_held || (qualifies && s.verdict_closes >= 2);
   }
   // The rate: the longest steady span that agrees (within steady_ratio) with
   // the shortest ones (the median of the three shortest: how memory grows
@@ -272,13 +282,18 @@ std::vector<LeakChange> LeakDetector::Decide(double t_s) {
   if (estimate_.suspected) {
     if (next.growing) {
       update(LeakChange::kUpdated);
-    } else if (!growth && FlatFor(Seconds(options_.clear_after))) {
+    } else if (!growth && GrowthGone()) {
       estimate_.suspected = false;
       changes.push_back(LeakChange::kCleared);
     }
     return changes;
   }
-  if (verdict_span_s && rising) {
+  // A verdict needs growth now: the finest floor still rising, or its span
+  // qualifying again when its scale closed one more window. Between the
+  // steps of a stepwise leak the finest floor is flat, and waiting for a
+  // step to land just as a span qualifies took one in six staircases past
+  // their budget; a span that passes on noise alone rarely passes twice.
+  if (verdict_span_s && (rising || verdict_held)) {
     estimate_.suspected = true;
     estimate_.forecast = false;  // the verdict takes over
     estimate_.evidence = std::chrono::seconds(static_cast<long long>(*verdict_span_s));

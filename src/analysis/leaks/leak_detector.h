@@ -36,9 +36,14 @@
 //    span's: a warm-up at a span's start and one step at its end fill both
 //    halves, not the middle), and its rise stands out of its floor's jitter
 //    (at least the 10-90 % spread of the residuals: many spans are tested at
-//    every decision, so now and then one passes on noise alone). It is
-//    cleared only when no span shows growth and the floor of the last
-//    clear_after is flat.
+//    every decision, so now and then one passes on noise alone). It also
+//    needs growth now: the newest floor of the finest usable scale still
+//    rising (as a forecast does), or its scale qualifying it again on the
+//    next window it closes (between the steps of a stepwise leak the finest
+//    floor is flat; a span that passes on noise rarely passes twice). It is
+//    cleared only when no span shows growth and the floor has been flat for
+//    clear_after or longer, long enough that its slope's upper ~95 % bound is
+//    below a quarter of the reported rate.
 // The rate reported is that of the longest steady span that agrees with the
 // shortest ones. A standing forecast or verdict is updated when its predicted
 // time of full moves by more than a quarter and the rate it gave is outside
@@ -57,6 +62,7 @@
 #include <vector>
 
 #include "analysis/leaks/floor_tracker.h"
+#include "analysis/leaks/robust_stats.h"
 #include "analysis/leaks/tooth_tracker.h"
 #include "gpuwatch/units.h"
 
@@ -85,8 +91,9 @@ struct LeakOptions {
   std::chrono::seconds verdict_min_span{std::chrono::minutes(10)};
   std::chrono::seconds verdict_max_span{std::chrono::minutes(30)};
   std::chrono::seconds stop_span{40};  // the newest floor over this tells growth stopped
-  std::chrono::seconds clear_after{std::chrono::minutes(60)};  // flat this long clears a verdict
-  double update_share = 0.25;  // re-report when the predicted time of full moves this much
+  std::chrono::seconds clear_after{
+      std::chrono::minutes(60)};  // flat at least this long clears a verdict
+  double update_share = 0.25;     // re-report when the predicted time of full moves this much
   // The rate reported is that of the longest steady span (halves within this
   // ratio of each other): long enough to average a sawtooth, steps and bursts
   // out, short enough to follow a change of rate.
@@ -180,6 +187,11 @@ class LeakDetector {
   struct Scale {
     FloorTracker floor;
     std::vector<SpanResult> results;  // of the last closed window, shortest span first
+    std::uint64_t closes = 0;         // windows closed so far
+    // The last close whose results qualified a verdict, and how many closes
+    // in a row up to it did.
+    std::uint64_t verdict_close = 0;
+    int verdict_closes = 0;
   };
   std::vector<SpanResult> TestSpans(const Scale& scale) const;
   // `r` (one of `scale`'s results) with its slope, computed now if its test
@@ -193,7 +205,8 @@ class LeakDetector {
   void KeepRecent(double t_s, double bytes);
   bool PhaseStopped(double rate_bytes_per_s) const;
   bool FellBack() const;
-  bool FlatFor(double span_s) const;
+  std::optional<SlopeEstimate> FlatFor(double span_s) const;
+  bool GrowthGone() const;
   double StopConfirmation() const;
   std::optional<double> TimeToFull(double rate_bytes_per_s) const;
   double VerdictSpan(std::optional<double> time_to_full_s) const;

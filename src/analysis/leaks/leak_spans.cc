@@ -249,22 +249,37 @@ double LeakDetector::StopConfirmation() const {
 // The coarsest floor reaches `span_s` back and over the last `span_s` it has
 // neither a slope of min_rate nor risen by min_rate × span_s from its first
 // points to its last (Theil–Sen alone would call it flat while a minority of
-// its points still grow).
-bool LeakDetector::FlatFor(double span_s) const {
+// its points still grow): its slope, or nullopt where it is not flat.
+std::optional<SlopeEstimate> LeakDetector::FlatFor(double span_s) const {
   const FloorTracker& f = scales_.back().floor;
-  if (f.points().size() < 2) return false;
+  if (f.points().size() < 2) return std::nullopt;
   if (f.points().back().t_s - f.points().front().t_s + f.window_s() + kEpsilon < span_s) {
-    return false;
+    return std::nullopt;
   }
   const std::span<const Point> points = Recent(f.points(), span_s);
-  if (points.size() < 6) return false;
+  if (points.size() < 6) return std::nullopt;
   const auto slope = TheilSen(points);
-  if (!slope || slope->slope >= options_.min_rate_bytes_per_s) return false;
+  if (!slope || slope->slope >= options_.min_rate_bytes_per_s) return std::nullopt;
   auto level = [](std::span<const Point> p) {
     return Median({p[0].value, p[1].value, p[2].value});
   };
   const double rise = level(points.last(3)) - level(points.first(3));
-  return rise < options_.min_rate_bytes_per_s * span_s;
+  if (rise >= options_.min_rate_bytes_per_s * span_s) return std::nullopt;
+  return slope;
+}
+
+// The growth a verdict reported is gone: the floor has been flat for
+// clear_after or longer, over a span that shows a quarter of the reported
+// rate would not fit (its slope's upper ~95 % bound is below it). A slow
+// leak rises within its floor's jitter over an hour, so an hour that looks
+// flat is no evidence of a stop; a longer flat span (doubled while the floor
+// stays flat that far back) narrows the bound until it is.
+bool LeakDetector::GrowthGone() const {
+  for (double span_s = Seconds(options_.clear_after);; span_s *= 2) {
+    const auto slope = FlatFor(span_s);
+    if (!slope) return false;
+    if (slope->high < options_.half_share * reported_rate_) return true;
+  }
 }
 
 // The scale the standing forecast was raised on is no longer usable (a tooth
