@@ -91,9 +91,9 @@ struct LeakOptions {
   std::chrono::seconds verdict_min_span{std::chrono::minutes(10)};
   std::chrono::seconds verdict_max_span{std::chrono::minutes(30)};
   std::chrono::seconds stop_span{40};  // the newest floor over this tells growth stopped
-  std::chrono::seconds clear_after{
-      std::chrono::minutes(60)};  // flat at least this long clears a verdict
-  double update_share = 0.25;     // re-report when the predicted time of full moves this much
+  // A verdict clears once the floor is flat this long or longer (GrowthGone).
+  std::chrono::seconds clear_after{std::chrono::minutes(60)};
+  double update_share = 0.25;  // re-report when the predicted time of full moves this much
   // The rate reported is that of the longest steady span (halves within this
   // ratio of each other): long enough to average a sawtooth, steps and bursts
   // out, short enough to follow a change of rate.
