@@ -10,9 +10,12 @@
 //   flat   exactly constant (what NVML shows for most processes)
 //   saw    a 2 GiB sawtooth of 71 s on a constant (training steps)
 //   rise   noise on a 0.1 MiB/min rise (too slow to warn of)
+//   stop   noise on a 1 MiB/min leak that stops after an hour: a verdict,
+//          then a flat floor under it until it clears
 // Usage: leak_cost [GPUS [PROCS [HOURS [SHAPE]]]]   (default 8 64 3 noise)
 #include <malloc.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -41,8 +44,9 @@ int main(int argc, char** argv) {
   const double hours = argc > 3 ? std::atof(argv[3]) : 3;
   const std::string_view shape = argc > 4 ? argv[4] : "noise";
   if (gpus < 1 || procs < 0 || !(hours > 0) ||
-      (shape != "noise" && shape != "flat" && shape != "saw" && shape != "rise")) {
-    std::fprintf(stderr, "usage: leak_cost [GPUS [PROCS [HOURS [noise|flat|saw|rise]]]]\n");
+      (shape != "noise" && shape != "flat" && shape != "saw" && shape != "rise" &&
+       shape != "stop")) {
+    std::fprintf(stderr, "usage: leak_cost [GPUS [PROCS [HOURS [noise|flat|saw|rise|stop]]]]\n");
     return 2;
   }
   std::mt19937 rng(1);
@@ -52,6 +56,7 @@ int main(int argc, char** argv) {
     if (shape == "flat") return base;
     if (shape == "saw") return base + 2 * kGiB * std::fmod(t + p, 71.0) / 71.0;
     if (shape == "rise") return base + noise(rng) + 0.1 * kMiB * t / 60;
+    if (shape == "stop") return base + noise(rng) + kMiB * std::min(t, 3600.0) / 60;
     return base + noise(rng);
   };
   const std::size_t heap_before = mallinfo2().uordblks;
@@ -62,7 +67,8 @@ int main(int argc, char** argv) {
   double reference_us = 0;
   std::printf("%d GPUs x %d processes, shape %s, 1 sample/s\n", gpus, procs,
               std::string(shape).c_str());
-  std::printf("%10s %12s %14s %12s\n", "simulated", "series", "us CPU/sample", "heap MiB");
+  std::printf("%10s %12s %14s %12s %9s\n", "simulated", "series", "us CPU/sample", "heap MiB",
+              "verdicts");
   const auto start = std::chrono::system_clock::time_point{} + std::chrono::hours(480000);
   for (long t = 0; t <= static_cast<long>(hours * 3600); ++t) {
     Snapshot s;
@@ -89,11 +95,13 @@ int main(int argc, char** argv) {
       const double cpu = CpuSeconds();
       const double us = (cpu - cpu_before) / (static_cast<double>(t) - t_before) * 1e6;
       if (next == 0) reference_us = us;
-      std::printf("%9lds %12zu %14.1f %12.2f   %.1fx the first line\n", t, tracker.tracked(), us,
-                  static_cast<double>(mallinfo2().uordblks - heap_before) / kMiB,
+      std::size_t verdicts = 0;  // standing now
+      for (const auto& r : tracker.Reports()) verdicts += r.estimate.suspected ? 1 : 0;
+      std::printf("%9lds %12zu %14.1f %12.2f %9zu   %.1fx the first line\n", t, tracker.tracked(),
+                  us, static_cast<double>(mallinfo2().uordblks - heap_before) / kMiB, verdicts,
                   reference_us > 0 ? us / reference_us : 0.0);
       std::fflush(stdout);
-      cpu_before = cpu;
+      cpu_before = CpuSeconds();  // counting the verdicts is not the tracker's cost
       t_before = static_cast<double>(t);
       ++next;
     }
