@@ -131,18 +131,24 @@ def main():
                    GPUWATCH_FAKE_SCENARIO=os.path.realpath(args.scenario),
                    LD_LIBRARY_PATH=libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
         env.pop("NO_COLOR", None)
-        # `gpuwatch top` runs as gpuwatch-full (the front starts it in its place).
+        # `gpuwatch top` runs as gpuwatch-top (the front starts it in its place);
+        # gpuwatch-full's own top, every command's libraries loaded, is the way it
+        # ran before gpuwatch-top.
         runs = [measure("nvtop -d 10", [nvtop, "-d", "10"], env, args.seconds, [nvtop]),
                 measure("gpuwatch top", [gpuwatch, "top", "-i", "1s"], env, args.seconds,
-                        [gpuwatch, gpuwatch + "-full"])]
+                        [gpuwatch, gpuwatch + "-top", gpuwatch + "-full"]),
+                measure("gpuwatch-full top", [gpuwatch + "-full", "top", "-i", "1s"], env,
+                        args.seconds, [gpuwatch + "-full"])]
     print(f"scenario {os.path.basename(args.scenario)}, {args.seconds:.0f} s each, own process")
-    print(f"{'program':14} {'CPU %':>7} {'Rss MiB':>8} {'anon':>6} {'file Pss':>9}")
+    print(f"{'program':18} {'CPU %':>7} {'Rss MiB':>8} {'anon':>6} {'file Pss':>9}")
     for r in runs:
-        print(f"{r['label']:14} {100 * r['cpu']:7.2f} {r['rss'] / 1024:8.1f} "
+        print(f"{r['label']:18} {100 * r['cpu']:7.2f} {r['rss'] / 1024:8.1f} "
               f"{r['anon'] / 1024:6.1f} {r['file_pss'] / 1024:9.1f}")
-    nv, gw = runs
-    cpu_ratio = f"{gw['cpu'] / nv['cpu']:.2f}" if nv["cpu"] > 0 else "n/a (nvtop: under a clock tick)"
-    print(f"top / nvtop: Rss {gw['rss'] / nv['rss']:.2f}, CPU {cpu_ratio}")
+    nv = runs[0]
+    for gw in runs[1:]:
+        cpu_ratio = (f"{gw['cpu'] / nv['cpu']:.2f}" if nv["cpu"] > 0
+                     else "n/a (nvtop: under a clock tick)")
+        print(f"{gw['label']} / nvtop: Rss {gw['rss'] / nv['rss']:.2f}, CPU {cpu_ratio}")
     for r in runs:
         print(f"\n{r['label']}: the mappings that hold the most (Rss KiB)")
         for name, kib in r["mappings"].most_common(12):

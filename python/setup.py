@@ -42,7 +42,8 @@ class CMakeBuild(build_ext):
         subprocess.run(["cmake", "-S", str(ROOT), "-B", str(build)] + args, check=True)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.run(["cmake", "--build", str(build), "-j", jobs, "--target", "_core",
-                        "gpuwatch", "gpuwatch-full", "gpuwatch_fake_nvml"], check=True)
+                        "gpuwatch", "gpuwatch-full", "gpuwatch-top", "gpuwatch_fake_nvml"],
+                       check=True)
 
         built = next((build / "python").glob("_core*.so"))
         target = Path(self.get_ext_fullpath(ext.name))
@@ -52,9 +53,10 @@ class CMakeBuild(build_ext):
         data = target.parent / "_data"
         shutil.rmtree(data, ignore_errors=True)
         (data / "lib").mkdir(parents=True)
-        # gpuwatch runs status, query and select; gpuwatch-full, beside it, the rest.
-        shutil.copy2(build / "gpuwatch", data / "gpuwatch")
-        shutil.copy2(build / "gpuwatch-full", data / "gpuwatch-full")
+        # gpuwatch runs status, query and select; gpuwatch-top, beside it, top;
+        # gpuwatch-full the rest.
+        for name in ("gpuwatch", "gpuwatch-full", "gpuwatch-top"):
+            shutil.copy2(build / name, data / name)
         shutil.copy2(build / "lib" / "libnvidia-ml-fake.so", data / "lib" / "libnvidia-ml-fake.so")
         (data / "scenarios").mkdir()
         shutil.copy2(ROOT / "scenarios" / "demo.yaml", data / "scenarios" / "demo.yaml")

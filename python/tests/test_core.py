@@ -129,6 +129,13 @@ def test_python_dash_m_gpuwatch_runs_the_command_line(monkeypatch):
     script = subprocess.run([sys.executable, "-m", "gpuwatch", "completion", "bash"],
                             capture_output=True, text=True, check=True)
     assert "complete -F" in script.stdout
+    # top is gpuwatch-top's, packaged beside it too: without a terminal it says what it needs.
+    data = os.path.join(os.path.dirname(gpuwatch.__file__), "_data")
+    assert os.access(os.path.join(data, "gpuwatch-top"), os.X_OK)
+    top = subprocess.run([sys.executable, "-m", "gpuwatch", "--demo", "top"],
+                         capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert top.returncode == 2
+    assert "top needs a full-screen terminal" in top.stderr
 
 
 def test_the_job_socket_sends_the_protocol_lines(tmp_path, monkeypatch):

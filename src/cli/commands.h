@@ -24,7 +24,6 @@ Runner AddSweepCommand(CLI::App& app, const CommonArgs& common);
 Runner AddReportCommand(CLI::App& app, const CommonArgs& common);
 Runner AddServeCommand(CLI::App& app, const CommonArgs& common);
 Runner AddSelectCommand(CLI::App& app, const CommonArgs& common);
-Runner AddTopCommand(CLI::App& app, const CommonArgs& common);
 
 // The command line as CLI11 gets it, and what it must not see.
 struct Arguments {

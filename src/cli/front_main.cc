@@ -1,5 +1,6 @@
 // gpuwatch: the one-shot front (cli/oneshot_cli.h). Status, query and select
-// run here; anything else runs as gpuwatch-full, with the same arguments.
+// run here; top runs as gpuwatch-top and anything else as gpuwatch-full, with
+// the same arguments.
 #include <exception>
 #include <iostream>
 
@@ -15,7 +16,7 @@ int main(int argc, char** argv) {
         return d.code;
       case FrontDecision::Action::kDelegate:
         cli.reset();
-        return ExecFull(argv);
+        return ExecBeside(d.binary, argv);
       case FrontDecision::Action::kRun:
         break;
     }

@@ -8,6 +8,8 @@
 #include "cli/completion.h"
 #include "cli/help_format.h"
 #include "cli/manpage.h"
+#include "cli/top_cli.h"
+#include "cli/top_remote.h"
 
 namespace gpuwatch::cli {
 namespace {
@@ -53,7 +55,7 @@ std::unique_ptr<Cli> BuildCli() {
             AddReportCommand(app, common),
             AddServeCommand(app, common),
             AddSelectCommand(app, common),
-            AddTopCommand(app, common),
+            AddTopCommand(app, common, ParseTopRemote),
             AddCompletionCommand(app),
             AddManCommand(app)};
   });

@@ -30,6 +30,9 @@ FrontDecision ParseOneShot(Cli& cli, const std::vector<std::string>& argv) {
     }
     return kDelegate;
   });
+  // top is gpuwatch-top's also when the front cannot parse what follows it
+  // (`top -i 1s`: the front's -i is the GPU's): gpuwatch-top parses it.
+  if (cli.app.got_subcommand("top")) return {Action::kDelegate, 0, kTopBinary};
   if (code == kDelegate) return {Action::kDelegate, 0};
   if (code >= 0) return {Action::kExit, code};
   for (std::string_view name : kDelegatedCommands) {
@@ -40,13 +43,14 @@ FrontDecision ParseOneShot(Cli& cli, const std::vector<std::string>& argv) {
   return {Action::kRun, 0};
 }
 
-std::string FullBinaryPath() { return engine::ExeDir() + "/gpuwatch-full"; }
+std::string FullBinaryPath() { return engine::ExeDir() + "/" + kFullBinary; }
 
-int ExecFull(char** argv) {
-  const std::string full = FullBinaryPath();
-  execv(full.c_str(), argv);
-  std::cerr << "gpuwatch: cannot start " << full << ": " << std::strerror(errno)
-            << "\ngpuwatch: this binary holds only status, query and select; every other "
+int ExecBeside(const char* binary, char** argv) {
+  const std::string path = engine::ExeDir() + "/" + binary;
+  execv(path.c_str(), argv);
+  if (std::string_view(binary) != kFullBinary) return ExecBeside(kFullBinary, argv);
+  std::cerr << "gpuwatch: cannot start " << path << ": " << std::strerror(errno)
+            << "\ngpuwatch: status, query and select are in gpuwatch itself; every other "
                "command, and help, is in gpuwatch-full, installed beside it\n";
   return kExitFailure;
 }

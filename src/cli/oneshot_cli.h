@@ -3,7 +3,8 @@
 // the libraries the others load (cpp-httplib and OpenSSL, SQLite, yaml-cpp,
 // ncurses). Everything else, help included, is gpuwatch-full's: installed
 // beside it, started in its place with the same arguments (execv, so the
-// process, its pid and its signals stay the same).
+// process, its pid and its signals stay the same). `top` starts gpuwatch-top
+// (top_cli.h), which holds that command without HTTP, TLS and SQLite.
 #pragma once
 
 #include <array>
@@ -15,6 +16,10 @@
 #include "cli/cli_app.h"
 
 namespace gpuwatch::cli {
+
+// The executables installed beside `gpuwatch`.
+inline constexpr const char* kFullBinary = "gpuwatch-full";
+inline constexpr const char* kTopBinary = "gpuwatch-top";
 
 // The subcommands the front leaves to gpuwatch-full: every subcommand of the
 // full tree but query, select and version (a test checks the two trees
@@ -32,20 +37,23 @@ struct FrontDecision {
   enum class Action {
     kRun,       // a one-shot command, parsed into the Cli: RunCli
     kExit,      // done (the version was printed): exit with `code`
-    kDelegate,  // gpuwatch-full's: another command, help, --replay (the
+    kDelegate,  // `binary`'s: another command, help, --replay (the
                 // front reads no SQLite history), or anything the front
                 // cannot parse (gpuwatch-full says what is wrong)
   };
   Action action = Action::kRun;
   int code = 0;
+  const char* binary = kFullBinary;
 };
 FrontDecision ParseOneShot(Cli& cli, const std::vector<std::string>& argv);
 
 // gpuwatch-full: beside the running executable.
 std::string FullBinaryPath();
 
-// Replaces this process with gpuwatch-full, `argv` unchanged. Returns only
-// when that fails: the exit status, after saying what is missing.
-int ExecFull(char** argv);
+// Replaces this process with `binary` (one of the above, beside the running
+// executable), `argv` unchanged; gpuwatch-full where gpuwatch-top is missing.
+// Returns only when that fails: the exit status, after saying what is missing.
+int ExecBeside(const char* binary, char** argv);
+inline int ExecFull(char** argv) { return ExecBeside(kFullBinary, argv); }
 
 }  // namespace gpuwatch::cli

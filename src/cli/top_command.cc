@@ -4,21 +4,16 @@
 #include <malloc.h>
 
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/top_cli.h"
 #include "engine/signals.h"
 #include "gpuwatch/units.h"
 #include "tui/app.h"
 #include "tui/feed.h"
 #include "tui/terminal.h"
-#if GPUWATCH_TUI_HTTP
-#include "tui/prometheus_fleet.h"
-#include "tui/remote_api.h"
-#endif
 
 namespace gpuwatch::cli {
 namespace {
@@ -30,25 +25,15 @@ struct TopArgs {
   bool ascii = false;
   bool no_mouse = false;
   std::string rules;
-  std::string remote;
-  std::string remote_user;
-  std::string remote_password_file;
-  std::string remote_ca;
-  bool remote_insecure = false;
-  std::string prometheus;
-  bool remote_given = false;  // also when given empty: that is a mistake to name
-  bool prometheus_given = false;
+  TopRemoteArgs remote;
+  ParseRemote parse_remote;  // null: none here (top_cli.h)
 };
 
 // The source the flags name, checked before the terminal is (a bad URL is
-// said as such, also without a terminal).
+// said as such, also without a terminal): remote daemons or Prometheus, or
+// else this machine, the demo, a scenario or a recording.
 struct TopSource {
-  bool remote = false;
-  bool prometheus = false;
-#if GPUWATCH_TUI_HTTP
-  tui::PrometheusSource prometheus_source;
-  std::vector<tui::RemoteEndpoint> endpoints;
-#endif
+  StartTopFeed remote;  // empty: local
 };
 
 Result<tui::Theme> ThemeOf(const std::string& name) {
@@ -58,80 +43,32 @@ Result<tui::Theme> ThemeOf(const std::string& name) {
   return Status::InvalidArgument("--theme: \"" + name + "\" is not a theme (dark, light, mono)");
 }
 
-#if GPUWATCH_TUI_HTTP
-// The password for --remote-user: from --remote-password-file, else
-// $GPUWATCH_REMOTE_PASSWORD (never on the command line, where ps shows it).
-Result<std::string> RemotePassword(const TopArgs& a) {
-  if (!a.remote_password_file.empty()) {
-    std::ifstream in(a.remote_password_file);
-    std::string line;
-    if (!in || !std::getline(in, line)) {
-      return Status::InvalidArgument("--remote-password-file: cannot read " +
-                                     a.remote_password_file);
-    }
-    return line;
-  }
-  const char* env = std::getenv("GPUWATCH_REMOTE_PASSWORD");
-  return std::string(env ? env : "");
-}
-#endif
-
 Result<TopSource> ParseSource(const CommonArgs& common, const TopArgs& a) {
-  TopSource t;
-  t.remote = a.remote_given;
-  t.prometheus = a.prometheus_given;
   const bool local_flags = common.demo || !common.scenario.empty() || !common.replay.empty();
-  if (t.remote + t.prometheus + local_flags > 1) {
+  if (a.remote.remote + a.remote.prometheus + local_flags > 1) {
     return Status::InvalidArgument(
         "--remote, --prometheus and --demo / --scenario / --replay each name the source: give one");
   }
-  if (!t.remote && !t.prometheus) return t;
-#if GPUWATCH_TUI_HTTP
-  if (t.prometheus) {
-    auto source = tui::ParsePrometheusUrl(a.prometheus);
-    if (!source) return Status::InvalidArgument("--prometheus: " + source.error().message());
-    t.prometheus_source = std::move(*source);
-    return t;
+  TopSource t;
+  if (!a.remote.remote && !a.remote.prometheus) return t;
+  if (!a.parse_remote) {
+    return Status::InvalidArgument("--remote and --prometheus are gpuwatch-full's");
   }
-  auto endpoints = tui::ParseEndpoints(a.remote);
-  if (!endpoints) return Status::InvalidArgument("--remote: " + endpoints.error().message());
-  t.endpoints = std::move(*endpoints);
+  auto start = a.parse_remote(a.remote);
+  if (!start) return start.error();
+  t.remote = std::move(*start);
   return t;
-#else
-  return Status::InvalidArgument(
-      "--remote and --prometheus need HTTP: this gpuwatch was built without cpp-httplib");
-#endif
 }
 
 Result<std::unique_ptr<tui::Feed>> OpenFeed(const CommonArgs& common, const TopArgs& a,
                                             TopSource parsed, std::chrono::milliseconds interval) {
+  if (parsed.remote) return parsed.remote(interval);
   auto warn = [](const std::string& message) {
     std::cerr << "gpuwatch: warning: " << message << "\n";
   };
   engine::PipelineOptions pipeline;
   pipeline.rules = a.rules;
   pipeline.log = [](std::string_view) {};  // alerts show in the events pane
-#if GPUWATCH_TUI_HTTP
-  if (parsed.remote || parsed.prometheus) {
-    auto password = RemotePassword(a);
-    if (!password) return password.error();
-    if (parsed.prometheus) {
-      tui::PrometheusSource& source = parsed.prometheus_source;
-      source.user = a.remote_user;
-      source.password = *password;
-      source.ca_file = a.remote_ca;
-      source.insecure = a.remote_insecure;
-      return tui::StartPrometheusFeed(std::move(source), interval);
-    }
-    for (tui::RemoteEndpoint& e : parsed.endpoints) {
-      e.user = a.remote_user;
-      e.password = *password;
-      e.ca_file = a.remote_ca;
-      e.insecure = a.remote_insecure;
-    }
-    return tui::StartRemoteFeed(std::move(parsed.endpoints), interval);
-  }
-#endif
   if (!common.replay.empty()) {
     tui::ReplayFeedOptions options;
     options.path = common.replay;
@@ -209,8 +146,9 @@ int RunTop(const CommonArgs& common, const TopArgs& a) {
 
 }  // namespace
 
-Runner AddTopCommand(CLI::App& app, const CommonArgs& common) {
+Runner AddTopCommand(CLI::App& app, const CommonArgs& common, ParseRemote parse_remote) {
   auto args = std::make_shared<TopArgs>();
+  args->parse_remote = std::move(parse_remote);
   CLI::App* t = app.add_subcommand(
       "top", "Live terminal view: GPUs, processes, charts, events; local, a recording, or remote");
   t->add_option("-i,--interval", args->interval, "Time between samples (default 1s)");
@@ -219,21 +157,21 @@ Runner AddTopCommand(CLI::App& app, const CommonArgs& common) {
   t->add_flag("--ascii", args->ascii, "ASCII glyphs only (bars, charts, lines)");
   t->add_flag("--no-mouse", args->no_mouse, "Leave the mouse to the terminal");
   t->add_option("--rules", args->rules, "Alert rules (docs/rules.md) for the local GPUs");
-  t->add_option("--remote", args->remote,
+  t->add_option("--remote", args->remote.remote_list,
                 "gpuwatch serve daemons: host:port,... (https://host:port for TLS)");
-  t->add_option("--remote-user", args->remote_user,
+  t->add_option("--remote-user", args->remote.user,
                 "Basic auth user for --remote / --prometheus (password: "
                 "$GPUWATCH_REMOTE_PASSWORD or --remote-password-file)");
-  t->add_option("--remote-password-file", args->remote_password_file,
+  t->add_option("--remote-password-file", args->remote.password_file,
                 "A file whose first line is the password");
-  t->add_option("--remote-ca", args->remote_ca, "CA bundle to verify https daemons against");
-  t->add_flag("--remote-insecure", args->remote_insecure, "Do not verify https certificates");
-  t->add_option("--prometheus", args->prometheus,
+  t->add_option("--remote-ca", args->remote.ca_file, "CA bundle to verify https daemons against");
+  t->add_flag("--remote-insecure", args->remote.insecure, "Do not verify https certificates");
+  t->add_option("--prometheus", args->remote.prometheus_url,
                 "Draw the fleet from the Prometheus that scrapes every gpuwatch (its URL)");
   return [t, &common, args]() -> int {
     if (!t->parsed()) return -1;
-    args->remote_given = t->count("--remote") > 0;
-    args->prometheus_given = t->count("--prometheus") > 0;
+    args->remote.remote = t->count("--remote") > 0;
+    args->remote.prometheus = t->count("--prometheus") > 0;
     return RunTop(common, *args);
   };
 }

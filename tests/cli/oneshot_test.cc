@@ -1,12 +1,14 @@
 // The one-shot front (cli/oneshot_cli.h): `gpuwatch` runs status, query and
 // select itself, knows every other command by name, and leaves those, help,
 // --replay and whatever it cannot parse to gpuwatch-full, which prints
-// exactly what it would have.
+// exactly what it would have; `top` to gpuwatch-top (cli/top_cli.h), which
+// leaves to gpuwatch-full what needs HTTP or SQLite.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <set>
 #include <string>
@@ -15,6 +17,7 @@
 #include "cli/cli_app.h"
 #include "cli/help_option.h"
 #include "cli/oneshot_cli.h"
+#include "cli/top_cli.h"
 #include "cli_util.h"
 
 namespace gpuwatch::cli {
@@ -92,8 +95,93 @@ TEST(OneShotFront, RunsTheOneShotCommandsAndLeavesTheRest) {
     for (const auto& a : argv) line += a + " ";
     SCOPED_TRACE(line);
     auto cli = BuildOneShotCli();
-    EXPECT_EQ(ParseOneShot(*cli, argv).action, action);
+    const FrontDecision d = ParseOneShot(*cli, argv);
+    EXPECT_EQ(d.action, action);
+    if (d.action == Action::kDelegate) {
+      EXPECT_STREQ(d.binary, argv.size() > 0 && argv[0] == "top" ? kTopBinary : kFullBinary);
+    }
   }
+}
+
+// `top` goes to gpuwatch-top, also with what the front cannot parse after it
+// (its -i is the GPU, top's the interval); gpuwatch-top decides the rest.
+TEST(OneShotFront, LeavesTopToGpuwatchTop) {
+  for (const std::vector<std::string>& argv :
+       std::vector<std::vector<std::string>>{{"top"},
+                                             {"top", "-i", "500ms"},
+                                             {"--demo", "top"},
+                                             {"top", "--theme", "mono", "--readonly"},
+                                             {"top", "--remote", "a:1"},
+                                             {"top", "--help"}}) {
+    std::string line;
+    for (const auto& a : argv) line += a + " ";
+    SCOPED_TRACE(line);
+    auto cli = BuildOneShotCli();
+    const FrontDecision d = ParseOneShot(*cli, argv);
+    EXPECT_EQ(d.action, FrontDecision::Action::kDelegate);
+    EXPECT_STREQ(d.binary, kTopBinary);
+  }
+}
+
+// gpuwatch-top runs top on this machine's GPUs, the demo and scenarios, and
+// hands gpuwatch-full whatever needs HTTP (--remote, --prometheus, a webhook
+// rule), a recording (it may be a SQLite history), help, other commands and
+// mistakes.
+TEST(TopBinary, RunsLocalTopAndLeavesTheRestToGpuwatchFull) {
+  using Action = FrontDecision::Action;
+  const fs::path dir = fs::temp_directory_path() / ("gw-top-rules-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  auto write = [&dir](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  const std::string rule =
+      "version: 1\nrules:\n  - name: hot\n    condition: temperature_gpu_celsius > 80C\n    "
+      "actions:\n";
+  const std::string logs = write("log.yaml", rule + "      - log\n");
+  const std::string hook =
+      write("hook.yaml", rule + "      - log\n      - webhook: http://127.0.0.1:9/x\n");
+  const std::string broken = write("broken.yaml", "version: 1\nrules: [\n");
+  const std::string recording = std::string(GPUWATCH_SOURCE_DIR) + "/README.md";
+  const std::vector<std::pair<std::vector<std::string>, Action>> cases = {
+      {{"top"}, Action::kRun},
+      {{"top", "-i", "500ms", "--theme", "light", "--ascii", "--no-mouse"}, Action::kRun},
+      {{"--demo", "top"}, Action::kRun},
+      {{"top", "--demo", "--readonly"}, Action::kRun},
+      {{"--scenario", recording, "top"}, Action::kRun},
+      {{"top", "--rules", logs}, Action::kRun},
+      {{"top", "--rules", hook}, Action::kDelegate},
+      {{"top", "--rules", broken}, Action::kDelegate},
+      {{"top", "--rules", (dir / "missing.yaml").string()}, Action::kDelegate},
+      {{"top", "--remote", "a:1,b:2"}, Action::kDelegate},
+      {{"top", "--remote", ""}, Action::kDelegate},
+      {{"top", "--prometheus", "http://p:9090"}, Action::kDelegate},
+      {{"--replay", recording, "top"}, Action::kDelegate},
+      {{"top", "--replay", recording}, Action::kDelegate},
+      {{"top", "--help"}, Action::kDelegate},
+      {{"top", "--bogus"}, Action::kDelegate},
+      {{"top", "-i"}, Action::kDelegate},
+      {{"--version"}, Action::kDelegate},
+      {{}, Action::kDelegate},
+      {{"watch"}, Action::kDelegate},
+      {{"query"}, Action::kDelegate},
+  };
+  for (const auto& [argv, action] : cases) {
+    std::string line;
+    for (const auto& a : argv) line += a + " ";
+    SCOPED_TRACE(line);
+    auto cli = BuildTopCli();
+    EXPECT_EQ(ParseTopOnly(*cli, argv).action, action);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(TopBinary, HasTopsOptions) {
+  const auto full = BuildCli();
+  const auto top = BuildTopCli();
+  EXPECT_EQ(OptionNames(top->app), OptionNames(full->app));
+  EXPECT_EQ(OptionNames(*top->app.get_subcommand("top")),
+            OptionNames(*full->app.get_subcommand("top")));
 }
 
 TEST(OneShotFront, PrintsTheVersionItself) {
@@ -169,6 +257,18 @@ TEST(OneShotFront, LoadsNoneOfTheOtherCommandsLibrariesNorTheCxxRuntime) {
        {"libcpp-httplib", "libssl", "libcrypto", "libsqlite3", "libyaml-cpp", "libncurses",
         "libtinfo", "libbrotli", "libz.", "libstdc++", "libfmt", "libgcc_s"}) {
     EXPECT_EQ(front.find(lib), std::string::npos) << lib << " in\n" << front;
+  }
+}
+
+// gpuwatch-top draws this machine's GPUs without HTTP and TLS (cpp-httplib
+// sets OpenSSL up as it loads, megabytes resident before main).
+TEST(TopBinary, LoadsNeitherHttpNorTls) {
+  const std::string top = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-top");
+  const std::string full = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-full");
+  ASSERT_NE(top.find("libncursesw"), std::string::npos) << "readelf -d found nothing: " << top;
+  for (const char* lib : {"libcpp-httplib", "libssl", "libcrypto", "libz."}) {
+    EXPECT_NE(full.find(lib), std::string::npos) << lib << " not even in\n" << full;
+    EXPECT_EQ(top.find(lib), std::string::npos) << lib << " in\n" << top;
   }
 }
 

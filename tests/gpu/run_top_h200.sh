@@ -5,7 +5,8 @@
 # nvtop's .deb, nvitop).
 #  1. Screens: top at 80x24 and 120x40 next to a torch job, its process view,
 #     captured with tmux into $OUT/top_h200_screens.txt.
-#  2. Cost: top, nvtop 3.0.1 and nvitop at a 1 s refresh, each 60 s on a
+#  2. Cost: top, nvtop 3.0.1 and nvitop (TOOLS: also `full`, top in
+#     gpuwatch-full, and `top-X`, a bin/gpuwatch-top-X) at a 1 s refresh, each 60 s on a
 #     pseudo-terminal (script) with the torch job running, one after another,
 #     CPU and peak RSS of the whole process tree (tests/gpu/cpu_rss.py).
 set -u
@@ -43,6 +44,10 @@ dpkg -x .peers/nvtop_3.0.1-1_amd64.deb /tmp/nvtop
   for tool in ${TOOLS:-top nvtop nvitop watch nvitop nvtop top}; do
     case $tool in
       top) cmd="$GW top"; pat="gpuwatch top" ;;
+      # top as it ran before gpuwatch-top: in gpuwatch-full, every command's libraries loaded.
+      full) cmd="$GW-full top"; pat="gpuwatch-full top" ;;
+      # A variant of gpuwatch-top carried beside it as gpuwatch-top-VARIANT.
+      top-*) cmd="$GW-$tool top"; pat="gpuwatch-$tool top" ;;
       watch) cmd="$GW watch -q"; pat="gpuwatch watch" ;;
       nvtop) cmd="/tmp/nvtop/usr/bin/nvtop -d 10"; pat="nvtop -d" ;;
       nvitop) cmd="env PYTHONPATH=$PWD/.peers python3 -m nvitop --interval 1"; pat="m nvitop" ;;

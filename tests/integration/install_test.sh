@@ -27,7 +27,7 @@ else
 fi
 mv "$work/staged" "$work/moved"
 prefix=$work/moved
-for f in bin/gpuwatch bin/gpuwatch-full lib/gpuwatch/libnvidia-ml-fake.so share/gpuwatch/scenarios/demo.yaml \
+for f in bin/gpuwatch bin/gpuwatch-full bin/gpuwatch-top lib/gpuwatch/libnvidia-ml-fake.so share/gpuwatch/scenarios/demo.yaml \
   share/gpuwatch/scenarios/demo.host/proc share/doc/gpuwatch/README.md \
   share/doc/gpuwatch/docs/architecture.md; do
   if [ -e "$prefix/$f" ]; then ok "installed $f"; else not_ok "installed $f"; fi

@@ -50,6 +50,21 @@ class Tmux:
         return subprocess.run(self.tmux + ["capture-pane", "-p", "-t", "t"], capture_output=True,
                               text=True).stdout
 
+    def program(self):
+        """The executable top runs as: the file of the pane shell's child (gpuwatch
+        starts gpuwatch-top or gpuwatch-full in its own place)."""
+        shell = subprocess.run(self.tmux + ["display-message", "-p", "-t", "t", "#{pane_pid}"],
+                               capture_output=True, text=True).stdout.strip()
+        for entry in os.listdir("/proc"):
+            try:
+                with open("/proc/%s/stat" % entry) as f:
+                    ppid = f.read().rsplit(")", 1)[1].split()[1]
+                if ppid == shell:
+                    return os.path.basename(os.readlink("/proc/%s/exe" % entry))
+            except (OSError, ValueError, IndexError):
+                continue
+        return None
+
     def escapes(self):
         return subprocess.run(self.tmux + ["capture-pane", "-p", "-e", "-t", "t"],
                               capture_output=True, text=True).stdout

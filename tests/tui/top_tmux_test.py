@@ -51,6 +51,8 @@ def case_layout():
         gpus = rows(s, r"^\s+[0-7] \S.* MEM ")
         check(len(gpus) == 8, "8 GPU lines at 80x24", s)
         check("DEMO" in s.splitlines()[0], "the header says DEMO", s)
+        # The lean binary, without HTTP and TLS (src/cli/top_cli.h).
+        check(t.program() == "gpuwatch-top", "runs as gpuwatch-top (%s)" % t.program())
         check(re.search(r"PID .*USER .*GPU .*COMMAND", s), "the process table header", s)
         check(len(rows(s, r"^[ *]\s+4\d{4} ")) >= 5, "at least 5 process rows", s)
         check(all(len(l) <= 80 for l in s.splitlines()), "nothing wider than 80", s)
@@ -294,6 +296,8 @@ def case_remote():
     t = Tmux(["--remote", "127.0.0.1:%d,127.0.0.1:%d" % (a, b)], 120, 30)
     try:
         s = t.wait(r"2 of 2 hosts up, 16 GPUs")
+        # Daemons are reached over HTTP: gpuwatch-top hands the command to gpuwatch-full.
+        check(t.program() == "gpuwatch-full", "runs as gpuwatch-full (%s)" % t.program())
         check(re.search(r"Fleet", s) and "127.0.0.1:%d" % b in s, "tabs for the fleet and each host", s)
         check("freest" in s, "the fleet overview names the freest GPU", s)
         os.killpg(killed.pid, signal.SIGKILL)
