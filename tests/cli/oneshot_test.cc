@@ -261,12 +261,17 @@ TEST(OneShotFront, LoadsNoneOfTheOtherCommandsLibrariesNorTheCxxRuntime) {
 }
 
 // gpuwatch-top draws this machine's GPUs without HTTP and TLS (cpp-httplib
-// sets OpenSSL up as it loads, megabytes resident before main).
+// sets OpenSSL up as it loads, megabytes resident before main), and where
+// yaml-cpp's archive is installed, without a shared C++ runtime.
 TEST(TopBinary, LoadsNeitherHttpNorTls) {
   const std::string top = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-top");
   const std::string full = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-full");
   ASSERT_NE(top.find("libncursesw"), std::string::npos) << "readelf -d found nothing: " << top;
-  for (const char* lib : {"libcpp-httplib", "libssl", "libcrypto", "libz."}) {
+  std::vector<const char*> absent = {"libcpp-httplib", "libssl", "libcrypto", "libz.", "libfmt"};
+#if GPUWATCH_TOP_STATIC_RUNTIME
+  absent.insert(absent.end(), {"libyaml-cpp", "libstdc++", "libgcc_s"});
+#endif
+  for (const char* lib : absent) {
     EXPECT_NE(full.find(lib), std::string::npos) << lib << " not even in\n" << full;
     EXPECT_EQ(top.find(lib), std::string::npos) << lib << " in\n" << top;
   }
