@@ -23,19 +23,20 @@ bool RulesNeedHttp(const std::string& path) {
   });
 }
 
+// Whether a parsed `top` needs what only gpuwatch-full holds (top_cli.h).
+bool TopNeedsFull(const CLI::App& top, const CommonArgs& common) {
+  if (top.count("--remote") > 0 || top.count("--prometheus") > 0) return true;
+  if (!common.replay.empty()) return true;
+  const std::string rules = top.get_option("--rules")->as<std::string>();
+  return !rules.empty() && RulesNeedHttp(rules);
+}
+
 }  // namespace
 
 std::unique_ptr<Cli> BuildTopCli() {
   return BuildCliWith([](CLI::App& app, const CommonArgs& common) -> std::vector<Runner> {
     return {AddTopCommand(app, common, nullptr)};
   });
-}
-
-bool TopNeedsFull(const CLI::App& top, const CommonArgs& common) {
-  if (top.count("--remote") > 0 || top.count("--prometheus") > 0) return true;
-  if (!common.replay.empty()) return true;
-  const std::string rules = top.get_option("--rules")->as<std::string>();
-  return !rules.empty() && RulesNeedHttp(rules);
 }
 
 FrontDecision ParseTopOnly(Cli& cli, const std::vector<std::string>& argv) {

@@ -32,8 +32,4 @@ std::unique_ptr<Cli> BuildTopCli();
 // kRun when `argv` is a top command gpuwatch-top can run, kDelegate otherwise.
 FrontDecision ParseTopOnly(Cli& cli, const std::vector<std::string>& argv);
 
-// Whether a parsed `top` (the subcommand of BuildCli or BuildTopCli) needs
-// what only gpuwatch-full holds: see above.
-bool TopNeedsFull(const CLI::App& top, const CommonArgs& common);
-
 }  // namespace gpuwatch::cli

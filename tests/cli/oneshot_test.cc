@@ -289,9 +289,28 @@ TEST(OneShotFront, WithoutGpuwatchFullSaysWhatIsMissingAndStillAnswers) {
   EXPECT_EQ(serve.code, 1);
   EXPECT_NE(serve.err.find("cannot start " + (dir / "gpuwatch-full").string()), std::string::npos)
       << serve.err;
+  // top: neither gpuwatch-top nor gpuwatch-full is there.
+  const CmdResult top = RunBinary((dir / "gpuwatch").string(), "top", env);
+  EXPECT_EQ(top.code, 1);
+  EXPECT_NE(top.err.find("cannot start " + (dir / "gpuwatch-full").string()), std::string::npos)
+      << top.err;
   const CmdResult status = RunBinary((dir / "gpuwatch").string(), "--no-daemon --json", env);
   EXPECT_EQ(status.code, 0) << status.err;
   EXPECT_NE(status.out.find("\"devices\""), std::string::npos);
+  fs::remove_all(dir);
+}
+
+// An installation without gpuwatch-top (one copied before it existed) still
+// has top: in gpuwatch-full.
+TEST(OneShotFront, WithoutGpuwatchTopRunsTopInGpuwatchFull) {
+  const fs::path dir = fs::temp_directory_path() / ("gw-front-top-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  for (const char* name : {"gpuwatch", "gpuwatch-full"}) {
+    fs::copy_file(std::string(GPUWATCH_BINARY_DIR) + "/" + name, dir / name);
+  }
+  const CmdResult top = RunBinary((dir / "gpuwatch").string(), "top", "");
+  EXPECT_EQ(top.code, 2) << top.err;
+  EXPECT_NE(top.err.find("top needs a full-screen terminal"), std::string::npos) << top.err;
   fs::remove_all(dir);
 }
 
