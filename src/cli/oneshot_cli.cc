@@ -30,20 +30,19 @@ FrontDecision ParseOneShot(Cli& cli, const std::vector<std::string>& argv) {
     }
     return kDelegate;
   });
-  // top is gpuwatch-top's also when the front cannot parse what follows it
-  // (`top -i 1s`: the front's -i is the GPU's): gpuwatch-top parses it.
-  if (cli.app.got_subcommand("top")) return {Action::kDelegate, 0, kTopBinary};
+  // A delegated command goes to its executable also when the front cannot
+  // parse what follows it (`top -i 1s`: the front's -i is the GPU's).
+  for (std::string_view name : kDelegatedCommands) {
+    if (cli.app.got_subcommand(std::string(name))) {
+      return {Action::kDelegate, 0, name == "top" ? kTopBinary : kFullBinary};
+    }
+  }
   if (code == kDelegate) return {Action::kDelegate, 0};
   if (code >= 0) return {Action::kExit, code};
-  for (std::string_view name : kDelegatedCommands) {
-    if (cli.app.got_subcommand(std::string(name))) return {Action::kDelegate, 0};
-  }
   // A recording may be a SQLite history, which the front does not read.
   if (!cli.common.replay.empty()) return {Action::kDelegate, 0};
   return {Action::kRun, 0};
 }
-
-std::string FullBinaryPath() { return engine::ExeDir() + "/" + kFullBinary; }
 
 int ExecBeside(const char* binary, char** argv) {
   const std::string path = engine::ExeDir() + "/" + binary;

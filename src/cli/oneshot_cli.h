@@ -47,9 +47,6 @@ struct FrontDecision {
 };
 FrontDecision ParseOneShot(Cli& cli, const std::vector<std::string>& argv);
 
-// gpuwatch-full: beside the running executable.
-std::string FullBinaryPath();
-
 // Replaces this process with `binary` (one of the above, beside the running
 // executable), `argv` unchanged; gpuwatch-full where gpuwatch-top is missing.
 // Returns only when that fails: the exit status, after saying what is missing.
