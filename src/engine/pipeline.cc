@@ -49,8 +49,7 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
     p->jsonl_ = std::move(*f);
   }
   if (!options.db.empty()) {
-    auto w = store::HistoryWriter::Open(options.db, store::HistoryOptions{},
-                                        [warn](const Status& s) { warn(s.message()); });
+    auto w = HistoryOutput::Open(options.db, warn);
     if (!w) return w.error().WithContext("--db");
     p->db_ = std::move(*w);
   }
@@ -96,16 +95,7 @@ std::vector<Event> Pipeline::Mark(std::chrono::system_clock::time_point time,
   e.message = fmt::format("{} {}", kind, value);
   if (numeric) e.value = number;
   if (jsonl_) jsonl_->Write(JsonlEvent(e));
-  if (db_) {
-    store::Mark m;
-    m.time = time;
-    m.kind = kind == "step"    ? store::Mark::Kind::kStep
-             : kind == "epoch" ? store::Mark::Kind::kEpoch
-                               : store::Mark::Kind::kPhase;
-    if (numeric) m.value = number;
-    if (!numeric) m.label = value;
-    db_->AppendMark(std::move(m));
-  }
+  if (db_) db_->AppendMark(time, kind, value, numeric ? std::optional<double>(number) : std::nullopt);
   std::vector<Event> out{std::move(e)};
   if (kind == "step" && numeric && number >= 0) {
     for (auto& leak : leaks_.ObserveStep(time, static_cast<std::uint64_t>(number))) {
@@ -132,10 +122,7 @@ void Pipeline::Close() {
   if (actions_) actions_->Stop();
   if (csv_) csv_->Close();
   if (jsonl_) jsonl_->Close();
-  if (db_) {
-    (void)db_->Flush();
-    db_.reset();
-  }
+  db_.reset();
 }
 
 }  // namespace gpuwatch::engine

@@ -14,9 +14,9 @@
 #include "analysis/diagnoses/diagnoses.h"
 #include "analysis/leaks/leak_tracker.h"
 #include "analysis/rules/engine.h"
+#include "engine/history_output.h"
 #include "gpuwatch/event.h"
 #include "gpuwatch/snapshot.h"
-#include "store/history_writer.h"
 #include "transport/line_file.h"
 
 namespace gpuwatch::engine {
@@ -65,7 +65,7 @@ class Pipeline {
   PipelineOptions options_;
   std::unique_ptr<LineFile> csv_;
   std::unique_ptr<LineFile> jsonl_;
-  std::unique_ptr<store::HistoryWriter> db_;
+  std::unique_ptr<HistoryOutput> db_;
   std::unique_ptr<rules::RuleEngine> engine_;
   std::unique_ptr<alerts::ActionRunner> actions_;
   Diagnoser diagnoser_;

@@ -128,8 +128,11 @@ std::optional<std::string> TerminalProblem() {
   return std::nullopt;
 }
 
+// Only the character type comes from the environment: it is what the terminal
+// draws with; numbers, times and collation stay C's, so that no number top
+// parses or prints changes with the user's locale.
 bool LocaleIsUtf8() {
-  std::setlocale(LC_ALL, "");
+  std::setlocale(LC_CTYPE, "");
   const char* set = nl_langinfo(CODESET);
   return set != nullptr && (std::strcmp(set, "UTF-8") == 0 || std::strcmp(set, "utf8") == 0);
 }
@@ -138,7 +141,7 @@ Terminal::Terminal(Theme theme) : theme_(theme) {}
 
 Result<std::unique_ptr<Terminal>> Terminal::Open(Theme theme, bool mouse) {
   if (auto problem = TerminalProblem()) return Status::Unavailable(*problem);
-  std::setlocale(LC_ALL, "");
+  std::setlocale(LC_CTYPE, "");
   if (newterm(nullptr, stdout, stdin) == nullptr) {
     return Status::Unavailable(std::string("this terminal (TERM=") + std::getenv("TERM") +
                                ") is not in the terminfo database");

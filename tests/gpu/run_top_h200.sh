@@ -27,6 +27,7 @@ sleep 20  # torch up and stepping
     sleep 15
     echo; echo "== gpuwatch top at ${1}x${2}, 15 s in"; $TMUX_BIN capture-pane -p -t t
     if [ "$1" = 120 ]; then
+      p=$(pgrep -n -f "bin/gpuwatch top"); echo "== drawn by $(readlink /proc/$p/exe)"
       $TMUX_BIN send-keys -t t g Enter; sleep 2
       echo; echo "== the torch process's view (Enter)"; $TMUX_BIN capture-pane -p -t t
       $TMUX_BIN send-keys -t t Escape t; sleep 2
@@ -54,7 +55,10 @@ dpkg -x .peers/nvtop_3.0.1-1_amd64.deb /tmp/nvtop
     esac
     (sleep $((SECONDS_EACH - 10)); p=$(pgrep -n -f "^[^ ]*$pat|python3 -m nvitop" | head -1)
      [ "$tool" = nvitop ] || p=$(pgrep -n -f "$pat")
-     echo "   $tool pid $p: $(grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous)' /proc/$p/smaps_rollup | tr -s ' ' | tr '\n' ' ')") &
+     echo "   $tool pid $p: $(grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous)' /proc/$p/smaps_rollup | tr -s ' ' | tr '\n' ' ')"
+     # Its mappings that hold the most (Rss KiB), the program's own file first among them.
+     awk '/^[0-9a-f]+-[0-9a-f]+ /{n=$6; if(n=="")n="[anonymous]"} /^Rss:/{r[n]+=$2}
+          END{for(k in r) print "     " r[k], k}' /proc/$p/smaps | sort -rn | head -16) &
     probe=$!
     python3 tests/gpu/cpu_rss.py "$tool" timeout $SECONDS_EACH script -qfc "stty cols 120 rows 40; exec $cmd" /dev/null
     wait $probe

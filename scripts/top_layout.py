@@ -1,0 +1,206 @@
+"""The code `gpuwatch top` runs, laid out together in gpuwatch-top.
+
+A file-backed page is resident once anything on it runs, and the kernel maps a
+fault's neighbours with it (fault-around, 64 KiB), so a binary whose executed
+functions are scattered over its text is resident almost whole. gpuwatch-top
+is linked by lld with src/cli/top_layout.txt as its symbol ordering file
+(CMakeLists.txt, src/cli/CMakeLists.txt): the functions listed there come
+first in .text, in the order listed, and what top never runs stays on pages
+it never touches.
+
+This script writes that list, or checks it against the build. It runs the
+built gpuwatch-top under callgrind (valgrind) in tmux on the fake NVML library
+(the same NVML calls as on a GPU), through workloads that a day of `top` goes
+through: this machine's GPUs with every key of the main screen, the process
+view and the help, MIG, fields the driver does not support, a lost GPU, Xid
+errors, the demo fleet with its alerts, leaks and forecasts, an 80x24
+terminal; and keeps the functions of gpuwatch-top that ran (mangled names, as
+lld reads them). A function that appears in no workload but runs on some GPU
+costs at most one 64 KiB window; one listed but renamed since is ignored by
+the linker.
+
+    python3 scripts/top_layout.py BUILD            # rewrites src/cli/top_layout.txt
+    python3 scripts/top_layout.py BUILD --check    # how much of what top runs is laid out
+
+BUILD: a build directory with gpuwatch-top and lib/libnvidia-ml-fake.so.
+--check runs the first workload only and prints the share of the code it ran
+(bytes, from nm) that the list holds, and the 64 KiB windows of .text that
+code spans; it exits 1 when under --min-share (default 0.9).
+"""
+import argparse
+import collections
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SOURCE = os.path.dirname(HERE)
+LAYOUT = os.path.join(SOURCE, "src", "cli", "top_layout.txt")
+WINDOW = 64 * 1024
+
+# (name, arguments, scenario or None, terminal size, seconds before the keys, keys)
+# Keys are tmux send-keys names; ("sleep", s) waits. Everything runs ~30x slower
+# under callgrind, so every wait is generous.
+MAIN_KEYS = [
+    "<", ">", ">", "r", "r", "j", "j", "k", "NPage", "PPage", "End", "Home", "G", "g",
+    "t", ("sleep", 3), "t", "/", "p", "y", "Enter", ("sleep", 3), "Escape", "/", "x", "BSpace",
+    "Escape", "w", ("sleep", 2), "w", "1", ("sleep", 2), "0", "Space", "a", "u", "Tab",
+    "BTab", "Enter", ("sleep", 4), "e", ("sleep", 3), "Escape", "Escape", "T", ("sleep", 2),
+    "n", "h", ("sleep", 3), "Escape", ("sleep", 3),
+]
+WORKLOADS = [
+    ("local", ["-i", "1s"], "scenarios/test/fixed.yaml", (120, 40), 40, MAIN_KEYS),
+    ("compact", ["-i", "1s"], "scenarios/test/fixed.yaml", (80, 24), 25, ["Enter", ("sleep", 3)]),
+    ("mig", ["-i", "1s"], "scenarios/test/mig.yaml", (120, 40), 25, []),
+    ("unsupported", ["-i", "1s"], "scenarios/test/unsupported.yaml", (120, 40), 25, []),
+    ("lost", ["-i", "1s"], "scenarios/test/lost.yaml", (120, 40), 25, []),
+    ("xid", ["-i", "1s"], "scenarios/test/xid.yaml", (120, 40), 25, []),
+    ("demo", ["--demo", "-i", "1s"], None, (160, 48), 60, ["j", "Enter", ("sleep", 3), "Escape"]),
+]
+
+
+def need(tool):
+    if shutil.which(tool) is None:
+        sys.exit(f"top_layout: {tool} is not installed (apt-get install {tool})")
+
+
+def run_workload(build, tmp, workload):
+    name, args, scenario, (width, height), settle, keys = workload
+    out = os.path.join(tmp, name + ".callgrind")
+    nvml = os.path.join(tmp, "nvml")
+    if not os.path.isdir(nvml):
+        os.mkdir(nvml)
+        fake = os.path.realpath(os.path.join(build, "lib", "libnvidia-ml-fake.so"))
+        for link in ("libnvidia-ml.so.1", "libnvidia-ml.so"):
+            os.symlink(fake, os.path.join(nvml, link))
+    env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
+               LD_LIBRARY_PATH=nvml)
+    env.pop("NO_COLOR", None)
+    if scenario:
+        env["GPUWATCH_FAKE_SCENARIO"] = os.path.join(SOURCE, scenario)
+    top = os.path.realpath(os.path.join(build, "gpuwatch-top"))
+    command = ["valgrind", "--tool=callgrind", "--demangle=no", "--callgrind-out-file=" + out,
+               top, "top"] + args
+    tmux = ["tmux", "-L", f"top-layout-{os.getpid()}-{name}", "-f", "/dev/null"]
+    errors = os.path.join(tmp, name + ".stderr")
+    subprocess.run(tmux + ["new-session", "-d", "-s", "t", "-x", str(width), "-y", str(height),
+                           " ".join(command) + " 2>" + errors], env=env, check=True)
+    try:
+        time.sleep(settle)
+        if subprocess.run(tmux + ["has-session"], stderr=subprocess.DEVNULL).returncode != 0:
+            with open(errors) as f:
+                said = "".join(l for l in f if not l.startswith("=="))
+            sys.exit(f"top_layout: gpuwatch-top ended before workload {name}'s keys:\n{said}")
+        for key in keys + ["q", ("sleep", 2), "q"]:
+            if isinstance(key, tuple):
+                time.sleep(key[1])
+            else:
+                subprocess.run(tmux + ["send-keys", "-t", "t", key], stderr=subprocess.DEVNULL,
+                               check=False)
+                time.sleep(0.7)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not os.path.exists(out):
+            time.sleep(0.5)
+        time.sleep(2)  # callgrind writes the file as the program exits
+    finally:
+        subprocess.run(tmux + ["kill-server"], stderr=subprocess.DEVNULL, check=False)
+    if not os.path.exists(out):
+        sys.exit(f"top_layout: workload {name} left no profile (did gpuwatch-top start?)")
+    return out
+
+
+def functions_run(profile, binary):
+    """The functions of `binary` that ran, by callgrind's profile."""
+    text = subprocess.run(["callgrind_annotate", "--threshold=100", profile],
+                          capture_output=True, text=True, check=True).stdout
+    names = set()
+    suffix = f" [{binary}]"
+    for line in text.splitlines():
+        if not line.endswith(suffix):
+            continue
+        m = re.match(r"^\s*[\d,]+\s+(?:\([\s\d.%]+\)\s+)?[^:]*:(.*)$", line[: -len(suffix)])
+        if not m:
+            continue
+        name = re.sub(r"'\d+$", "", m.group(1).strip())  # callgrind's recursion depth mark
+        if name and not name.startswith("0x") and not name.startswith("("):
+            names.add(name)
+    return names
+
+
+def text_symbols(binary):
+    """{mangled name: (address, size)} of the binary's functions."""
+    out = subprocess.run(["nm", "-S", "-t", "d", binary], capture_output=True, text=True,
+                         check=True).stdout
+    symbols = {}
+    for line in out.splitlines():
+        parts = line.split()
+        if len(parts) == 4 and parts[2] in "tTwW":
+            symbols[parts[3]] = (int(parts[0]), int(parts[1]))
+    return symbols
+
+
+def read_layout(path):
+    with open(path) as f:
+        return [l.strip() for l in f if l.strip() and not l.startswith("#")]
+
+
+def write_layout(path, runs):
+    """The functions that ran, those that ran in more workloads first (what
+    every session runs, then a key's or a scenario's own code), so that a
+    session that never presses a key leaves the last pages untouched."""
+    with open(path, "w") as f:
+        f.write("# gpuwatch-top's symbol ordering file (lld --symbol-ordering-file): the\n"
+                "# functions `gpuwatch top` runs, laid out first so that it touches as few\n"
+                "# pages of its binary as the code it runs needs. Written by\n"
+                "# scripts/top_layout.py, which says how; rewrite it when top's code moves.\n")
+        f.write("_start\n")  # the entry point, which callgrind reports as no function
+        for n in sorted(runs, key=lambda n: (-runs[n], n)):
+            f.write(n + "\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("build")
+    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--min-share", type=float, default=0.9)
+    parser.add_argument("--layout", default=LAYOUT)
+    args = parser.parse_args()
+    for tool in ("valgrind", "tmux", "nm"):
+        need(tool)
+    binary = os.path.realpath(os.path.join(args.build, "gpuwatch-top"))
+    fake = os.path.join(args.build, "lib", "libnvidia-ml-fake.so")
+    for path in (binary, fake):
+        if not os.path.exists(path):
+            sys.exit(f"top_layout: {path} does not exist (build gpuwatch-top and "
+                     "gpuwatch_fake_nvml first)")
+    workloads = WORKLOADS[:1] if args.check else WORKLOADS
+    runs = collections.Counter()  # function: how many workloads ran it
+    with tempfile.TemporaryDirectory() as tmp:
+        for w in workloads:
+            names = functions_run(run_workload(args.build, tmp, w), binary)
+            print(f"{w[0]:12} {len(names):5d} functions of gpuwatch-top ran", file=sys.stderr)
+            runs.update(names)
+    ran = set(runs)
+    symbols = text_symbols(binary)
+    if not args.check:
+        write_layout(args.layout, runs)
+        size = sum(symbols.get(n, (0, 0))[1] for n in ran)
+        print(f"{args.layout}: {len(ran)} functions, {size} bytes")
+        return 0
+    listed = set(read_layout(args.layout))
+    ran_bytes = sum(symbols[n][1] for n in ran if n in symbols)
+    laid_out = sum(symbols[n][1] for n in ran if n in symbols and n in listed)
+    windows = {symbols[n][0] // WINDOW for n in ran if n in symbols}
+    share = laid_out / ran_bytes if ran_bytes else 0.0
+    print(f"ran {len(ran)} functions, {ran_bytes} bytes; in the layout: {share:.1%} of the bytes; "
+          f"64 KiB windows of .text they touch: {len(windows)} "
+          f"(the code alone needs {-(-ran_bytes // WINDOW)})")
+    return 0 if share >= args.min_share else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
