@@ -95,7 +95,8 @@ std::vector<Event> Pipeline::Mark(std::chrono::system_clock::time_point time,
   e.message = fmt::format("{} {}", kind, value);
   if (numeric) e.value = number;
   if (jsonl_) jsonl_->Write(JsonlEvent(e));
-  if (db_) db_->AppendMark(time, kind, value, numeric ? std::optional<double>(number) : std::nullopt);
+  if (db_)
+    db_->AppendMark(time, kind, value, numeric ? std::optional<double>(number) : std::nullopt);
   std::vector<Event> out{std::move(e)};
   if (kind == "step" && numeric && number >= 0) {
     for (auto& leak : leaks_.ObserveStep(time, static_cast<std::uint64_t>(number))) {
