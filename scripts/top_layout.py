@@ -14,8 +14,10 @@ built gpuwatch-top under callgrind (valgrind) in tmux on the fake NVML library
 through: this machine's GPUs with every key of the main screen, the process
 view and the help, MIG, fields the driver does not support, a lost GPU, Xid
 errors, the demo fleet with its alerts, leaks and forecasts, an 80x24
-terminal; and keeps the functions of gpuwatch-top that ran (mangled names, as
-lld reads them). A function that appears in no workload but runs on some GPU
+terminal; adds the profiles taken on real GPUs in tests/gpu/profiles/
+(tests/gpu/top_profile.sh, through the device tool: what the driver's answers
+reach and the fake's do not); and keeps the functions of gpuwatch-top that ran
+(mangled names, as lld reads them). A function that appears in no workload but runs on some GPU
 costs at most one 64 KiB window; one listed but renamed since is ignored by
 the linker.
 
@@ -29,6 +31,8 @@ code spans; it exits 1 when under --min-share (default 0.9).
 """
 import argparse
 import collections
+import glob
+import gzip
 import os
 import re
 import shutil
@@ -40,11 +44,14 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.dirname(HERE)
 LAYOUT = os.path.join(SOURCE, "src", "cli", "top_layout.txt")
+PROFILES = os.path.join(SOURCE, "tests", "gpu", "profiles")
 WINDOW = 64 * 1024
 
 # (name, arguments, scenario or None, terminal size, seconds before the keys, keys)
 # Keys are tmux send-keys names; ("sleep", s) waits. Everything runs ~30x slower
-# under callgrind, so every wait is generous.
+# under callgrind, so every wait is generous; still, run it on an idle machine:
+# under load fewer samples are taken, and the demo's leak reports, which need
+# a minute of them, may not come.
 MAIN_KEYS = [
     "<", ">", ">", "r", "r", "j", "j", "k", "NPage", "PPage", "End", "Home", "G", "g",
     "t", ("sleep", 3), "t", "/", "p", "y", "Enter", ("sleep", 3), "Escape", "/", "x", "BSpace",
@@ -59,7 +66,7 @@ WORKLOADS = [
     ("unsupported", ["-i", "1s"], "scenarios/test/unsupported.yaml", (120, 40), 25, []),
     ("lost", ["-i", "1s"], "scenarios/test/lost.yaml", (120, 40), 25, []),
     ("xid", ["-i", "1s"], "scenarios/test/xid.yaml", (120, 40), 25, []),
-    ("demo", ["--demo", "-i", "1s"], None, (160, 48), 60, ["j", "Enter", ("sleep", 3), "Escape"]),
+    ("demo", ["--demo", "-i", "1s"], None, (160, 48), 90, ["j", "Enter", ("sleep", 3), "Escape"]),
 ]
 
 
@@ -113,16 +120,17 @@ def run_workload(build, tmp, workload):
     return out
 
 
-def functions_run(profile, binary):
-    """The functions of `binary` that ran, by callgrind's profile."""
+def functions_run(profile):
+    """The functions of gpuwatch-top (any file named gpuwatch-top*) that ran, by
+    callgrind's profile."""
     text = subprocess.run(["callgrind_annotate", "--threshold=100", profile],
                           capture_output=True, text=True, check=True).stdout
     names = set()
-    suffix = f" [{binary}]"
     for line in text.splitlines():
-        if not line.endswith(suffix):
+        m = re.match(r"^(.*) \[([^\]]*)\]$", line)
+        if not m or not os.path.basename(m.group(2)).startswith("gpuwatch-top"):
             continue
-        m = re.match(r"^\s*[\d,]+\s+(?:\([\s\d.%]+\)\s+)?[^:]*:(.*)$", line[: -len(suffix)])
+        m = re.match(r"^\s*[\d,]+\s+(?:\([\s\d.%]+\)\s+)?[^:]*:(.*)$", m.group(1))
         if not m:
             continue
         name = re.sub(r"'\d+$", "", m.group(1).strip())  # callgrind's recursion depth mark
@@ -181,9 +189,20 @@ def main():
     runs = collections.Counter()  # function: how many workloads ran it
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
-            names = functions_run(run_workload(args.build, tmp, w), binary)
+            names = functions_run(run_workload(args.build, tmp, w))
             print(f"{w[0]:12} {len(names):5d} functions of gpuwatch-top ran", file=sys.stderr)
             runs.update(names)
+        if not args.check:
+            # Profiles taken on real GPUs (tests/gpu/top_profile.sh): what the
+            # driver's answers reach and the fake's do not.
+            for path in sorted(glob.glob(os.path.join(PROFILES, "*.callgrind.gz"))):
+                unpacked = os.path.join(tmp, os.path.basename(path)[:-3])
+                with gzip.open(path, "rb") as src, open(unpacked, "wb") as dst:
+                    shutil.copyfileobj(src, dst)
+                names = functions_run(unpacked)
+                print(f"{os.path.basename(path)}: {len(names)} functions of gpuwatch-top ran",
+                      file=sys.stderr)
+                runs.update(names)
     ran = set(runs)
     symbols = text_symbols(binary)
     if not args.check:
