@@ -4,6 +4,7 @@
 // the history writer nor SQLite.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
