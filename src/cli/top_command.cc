@@ -118,8 +118,8 @@ int RunTop(const CommonArgs& common, const TopArgs& a) {
   }
   // A view kept open all day on a shared machine: one malloc arena per
   // thread (sampler, GPU readers, watchdog, feed, writers) would keep pages
-  // each has touched; two arenas serve these mostly idle threads.
-  mallopt(M_ARENA_MAX, 2);
+  // each has touched; these mostly idle threads share the main one.
+  mallopt(M_ARENA_MAX, 1);
   engine::CatchSignals();
   auto feed = OpenFeed(common, a, std::move(*source), *interval);
   if (!feed) {

@@ -1,6 +1,7 @@
 #include "tui/app.h"
 
 #include <fmt/format.h>
+#include <malloc.h>
 #include <unistd.h>
 
 #include "tui/process_actions.h"
@@ -73,6 +74,10 @@ Result<int> RunTop(Feed& feed, const AppOptions& options, const std::function<in
       (*terminal)->Show(canvas);
       drawn_version = version;
       dirty = false;
+      // A view kept open all day: the pages of what the start and this round
+      // freed go back to the system, not only those at the heap's top (a few
+      // system calls a round).
+      malloc_trim(0);
     }
     std::optional<Mouse> mouse;
     const int key = (*terminal)->NextKey(std::chrono::milliseconds(200), mouse);

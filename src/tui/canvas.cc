@@ -15,25 +15,26 @@ std::size_t SequenceLength(unsigned char c) {
 
 // Splits off the next code point of `text` from `i`; malformed bytes come
 // out as '?'.
-std::string NextGlyph(std::string_view text, std::size_t& i) {
+Glyph NextGlyph(std::string_view text, std::size_t& i) {
   const auto c = static_cast<unsigned char>(text[i]);
   const std::size_t n = SequenceLength(c);
   if (n == 1) {
     ++i;
-    if (c < 0x20 || c == 0x7F || c >= 0x80) return "?";
-    return std::string(1, static_cast<char>(c));
+    if (c < 0x20 || c == 0x7F || c >= 0x80) return {'?'};
+    return {static_cast<char>(c)};
   }
   if (i + n > text.size()) {
     i = text.size();
-    return "?";
+    return {'?'};
   }
   for (std::size_t k = 1; k < n; ++k) {
     if ((static_cast<unsigned char>(text[i + k]) & 0xC0) != 0x80) {
       ++i;
-      return "?";
+      return {'?'};
     }
   }
-  std::string glyph(text.substr(i, n));
+  Glyph glyph{};
+  text.copy(glyph.data(), n, i);
   i += n;
   return glyph;
 }
@@ -51,11 +52,11 @@ int Canvas::Put(int x, int y, std::string_view text, Style style, int max_width)
   int written = 0;
   std::size_t i = 0;
   while (i < text.size() && written < limit) {
-    std::string glyph = NextGlyph(text, i);
+    const Glyph glyph = NextGlyph(text, i);
     const int col = x + written;
     if (col >= 0) {
       Cell& cell = cells_[static_cast<std::size_t>(y * width_ + col)];
-      cell.glyph = std::move(glyph);
+      cell.glyph = glyph;
       cell.style = style;
     }
     ++written;
@@ -72,7 +73,7 @@ void Canvas::Restyle(int x, int y, int n, Style style) {
 
 std::string Canvas::Line(int y) const {
   std::string out;
-  for (int x = 0; x < width_; ++x) out += At(x, y).glyph;
+  for (int x = 0; x < width_; ++x) out += At(x, y).text();
   while (!out.empty() && out.back() == ' ') out.pop_back();
   return out;
 }
@@ -94,7 +95,7 @@ std::string Fit(std::string_view text, int n, bool unicode) {
   if (Columns(text) <= n) return std::string(text);
   std::string out;
   std::size_t i = 0;
-  for (int k = 0; k < n - 1 && i < text.size(); ++k) out += NextGlyph(text, i);
+  for (int k = 0; k < n - 1 && i < text.size(); ++k) out += NextGlyph(text, i).data();
   return out + (unicode ? "…" : "~");
 }
 

@@ -5,6 +5,7 @@
 // from processes is cut by code point).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -31,9 +32,14 @@ enum class Style : std::uint8_t {
 };
 inline constexpr int kStyleCount = static_cast<int>(Style::kBanner) + 1;
 
+// One code point as UTF-8, NUL-terminated and NUL-padded: a cell holds it
+// without an allocation (6 bytes a cell, against 40 with a std::string).
+using Glyph = std::array<char, 5>;
+
 struct Cell {
-  std::string glyph = " ";
+  Glyph glyph = {' '};
   Style style = Style::kNormal;
+  const char* text() const { return glyph.data(); }
   friend bool operator==(const Cell&, const Cell&) = default;
 };
 

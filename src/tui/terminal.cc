@@ -188,7 +188,7 @@ void Terminal::Show(const Canvas& canvas) {
         const int s = static_cast<int>(cell.style);
         attrset(LookOf(theme_, cell.style).attr | COLOR_PAIR(s + 1));
       }
-      mvaddstr(y, x, cell.glyph.c_str());
+      mvaddstr(y, x, cell.text());
     }
   }
   attrset(A_NORMAL);

@@ -232,17 +232,20 @@ TEST(OneShotFront, RunsGpuwatchFullInItsOwnPlace) {
   EXPECT_NE(r.out.find("/gpuwatch-full\n"), std::string::npos) << r.out;
 }
 
-std::string Needed(const std::string& binary) {
+// The lines of `readelf FLAGS binary` that hold `needle`.
+std::string ReadElf(const std::string& flags, const std::string& binary, std::string_view needle) {
   std::string out;
-  FILE* p = popen(("readelf -d " + binary + " 2>&1").c_str(), "r");
+  FILE* p = popen(("readelf " + flags + " " + binary + " 2>&1").c_str(), "r");
   if (p == nullptr) return out;
   char buf[512];
   while (fgets(buf, sizeof buf, p) != nullptr) {
-    if (std::string_view(buf).find("(NEEDED)") != std::string_view::npos) out += buf;
+    if (std::string_view(buf).find(needle) != std::string_view::npos) out += buf;
   }
   pclose(p);
   return out;
 }
+
+std::string Needed(const std::string& binary) { return ReadElf("-d", binary, "(NEEDED)"); }
 
 TEST(OneShotFront, LoadsNoneOfTheOtherCommandsLibrariesNorTheCxxRuntime) {
   const std::string front = Needed(std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch");
@@ -278,6 +281,25 @@ TEST(TopBinary, LoadsNeitherHttpNorTls) {
     EXPECT_EQ(top.find(lib), std::string::npos) << lib << " in\n" << top;
   }
 }
+
+#if GPUWATCH_TOP_RELR
+// src/cli/relr_mark.cc: gpuwatch-top's relative relocations are packed
+// (DT_RELR), and it needs the glibc version under which glibc applies them
+// (without it, it would not start; it runs in every tmux test).
+TEST(TopBinary, PacksItsRelativeRelocations) {
+  const std::string top = std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-top";
+  const std::string full = std::string(GPUWATCH_BINARY_DIR) + "/gpuwatch-full";
+  EXPECT_NE(ReadElf("-d", top, "(RELR)"), "");
+  EXPECT_NE(ReadElf("-V", top, "GLIBC_ABI_DT_RELR"), "");
+  // One 24-byte entry each where they are not packed, as in gpuwatch-full.
+  const auto relocations = [](const std::string& binary) {
+    const std::string lines = ReadElf("-rW", binary, "R_X86_64_RELATIVE");
+    return std::count(lines.begin(), lines.end(), '\n');
+  };
+  EXPECT_GT(relocations(full), 1000);
+  EXPECT_LT(relocations(top), 100);
+}
+#endif
 
 #if GPUWATCH_TOP_LAYOUT
 // scripts/top_layout.py: the functions top runs (src/cli/top_layout.txt) come

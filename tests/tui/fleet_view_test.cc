@@ -22,7 +22,7 @@ std::vector<std::string> FleetColumnText(const Drawn& d, FleetColumn c) {
   std::vector<std::string> out;
   for (int i = 0; i < d.layout.fleet_rows; ++i) {
     std::string cell;
-    for (int x = s.x0; x < s.x1; ++x) cell += d.canvas.At(x, d.layout.fleet_y + i).glyph;
+    for (int x = s.x0; x < s.x1; ++x) cell += d.canvas.At(x, d.layout.fleet_y + i).text();
     cell.erase(0, cell.find_first_not_of(' '));
     cell.erase(cell.find_last_not_of(' ') + 1);
     out.push_back(cell);

@@ -12,6 +12,14 @@ namespace {
 constexpr std::size_t kIntervalsKept = 15;
 constexpr double kMinToothThreshold = 64 * kMiB;
 
+// The floor's widest window: the base window, doubled for each scale above the
+// first.
+double WidestWindowSeconds(const LeakOptions& options) {
+  double window_s = std::max(1.0, static_cast<double>(options.base_window.count()));
+  for (int i = 1; i < options.scales; ++i) window_s *= 2;
+  return window_s;
+}
+
 }  // namespace
 
 LeakOptions ScaledLeakOptions(std::chrono::seconds base_window) {
@@ -26,9 +34,7 @@ LeakOptions ScaledLeakOptions(std::chrono::seconds base_window) {
 }
 
 LeakDetector::LeakDetector(const LeakOptions& options)
-    : options_(options),
-      teeth_(8, 2 * std::max(1.0, Seconds(options.base_window)) *
-                    std::pow(2.0, std::max(1, options.scales) - 1)) {
+    : options_(options), teeth_(8, 2 * WidestWindowSeconds(options)) {
   const int n = std::max(1, options_.scales);
   double window_s = std::max(1.0, Seconds(options_.base_window));
   for (int i = 0; i < n; ++i, window_s *= 2) {
