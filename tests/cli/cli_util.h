@@ -5,11 +5,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gpuwatch::testing {
@@ -65,5 +67,22 @@ inline CmdResult RunBinary(const std::string& binary, const std::string& args,
 inline CmdResult Gpuwatch(const std::string& args, const std::string& env = "") {
   return RunBinary("gpuwatch", args, env);
 }
+
+// The lines of `readelf FLAGS binary` that hold `needle`.
+inline std::string ReadElf(const std::string& flags, const std::string& binary,
+                           std::string_view needle) {
+  std::string out;
+  FILE* p = popen(("readelf " + flags + " " + binary + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p) != nullptr) {
+    if (std::string_view(buf).find(needle) != std::string_view::npos) out += buf;
+  }
+  pclose(p);
+  return out;
+}
+
+// The shared libraries `binary` needs (readelf's NEEDED lines).
+inline std::string Needed(const std::string& binary) { return ReadElf("-d", binary, "(NEEDED)"); }
 
 }  // namespace gpuwatch::testing

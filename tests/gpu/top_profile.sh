@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The functions gpuwatch-top runs on a real GPU, for its layout
-# (scripts/top_layout.py --gpu-profile): through the device tool, carrying
+# (scripts/top_layout.py reads tests/gpu/profiles/): through the device tool, carrying
 # .devtree with bin/gpuwatch-top-prof (gpuwatch-top unstripped, for the names),
 # bin/tmux and lib/ as for run_top_h200.sh, and vg/ (valgrind.bin,
 # callgrind-amd64-linux, vgpreload_core-amd64-linux.so, default.supp from this
