@@ -58,6 +58,11 @@ Result<std::unique_ptr<Pipeline>> Pipeline::Open(const PipelineOptions& options,
 
 Pipeline::~Pipeline() { Close(); }
 
+FieldMask Pipeline::Fields() const {
+  if (csv_ || jsonl_ || db_) return AllFields();
+  return Diagnoser::Fields() | leaks::LeakTracker::Fields() | rules::FieldsRead(engine_->rules());
+}
+
 std::vector<Event> Pipeline::Observe(const std::shared_ptr<const Snapshot>& snap) {
   std::vector<Event> events = LifecycleEvents(previous_.get(), *snap);
   std::vector<Event> alerts = engine_->Evaluate(*snap);

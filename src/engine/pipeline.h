@@ -56,6 +56,10 @@ class Pipeline {
                                std::optional<std::uint32_t> pid = std::nullopt);
   void Close();
 
+  // The fields Observe needs read: every field when it records (--csv,
+  // --jsonl, --db), else what its rules, diagnoses and leak detector judge.
+  FieldMask Fields() const;
+
   const Diagnoser& diagnoser() const { return diagnoser_; }
   const leaks::LeakTracker& leaks() const { return leaks_; }
   std::vector<rules::ActiveAlert> ActiveAlerts() const { return engine_->ActiveAlerts(); }

@@ -114,7 +114,7 @@ Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
     w.mig.resize(n);
     w.needs_static.assign(n, true);
   }
-  // A recording costs nothing to read: every field of every sample.
+  // A recording costs nothing to read: every field asked for, every sample.
   FieldMask due =
       st.recording ? AllFields() : FieldsWithCadence({Cadence::kInterval, Cadence::kEvents});
   if (w.first || t0 - w.last_slow >= st.options.slow_period) {
@@ -129,7 +129,8 @@ Snapshot SampleOnce(Sampler::State& st, Working& w, std::stop_token stop) {
     due |= FieldsWithCadence({Cadence::kCostly});
     w.last_costly = t0;
   }
-  const FieldMask with_static = due | FieldsWithCadence({Cadence::kStatic});
+  due &= st.options.fields;
+  const FieldMask with_static = due | (FieldsWithCadence({Cadence::kStatic}) & st.options.fields);
   std::vector<FieldMask> fields;
   for (std::size_t i = 0; i < w.devices.size(); ++i) {
     fields.push_back(w.needs_static[i] ? with_static : due);

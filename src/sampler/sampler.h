@@ -37,6 +37,11 @@ struct SamplerOptions {
   // The driver's sample buffers (Cadence::kBuffers): at most this often.
   std::chrono::milliseconds buffers_period{1'000};
   bool processes = true;
+  // The fields asked of the driver, each at its cadence; the others are never
+  // read and stay absent. A consumer that shows or judges only some fields
+  // (top: tui::LocalFields()) asks for those: fewer driver calls, and less of
+  // the driver's library touched.
+  FieldMask fields = AllFields();
   // A GPU's read still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};
   // Snapshots kept in memory for followers (a ring): how far a follower may

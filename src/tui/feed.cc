@@ -4,6 +4,7 @@
 
 #include "engine/claim.h"
 #include "sampler/sampler.h"
+#include "tui/view.h"
 
 namespace gpuwatch::tui {
 
@@ -43,10 +44,18 @@ class LocalFeed final : public Feed {
   LocalFeed(engine::Source source, const LocalFeedOptions& options, SourceKind kind,
             std::string detail, std::string hostname, std::function<void(const std::string&)> warn)
       : options_(options), warn_(std::move(warn)) {
+    auto pipeline = engine::Pipeline::Open(options.pipeline, warn_);
+    if (pipeline) {
+      pipeline_ = std::move(*pipeline);
+    } else if (warn_) {
+      warn_(pipeline.error().message());
+    }
     SamplerOptions so;
     so.interval = options.interval;
     // This feed takes every snapshot as it comes: the ring need not hold 600.
     so.history = 16;
+    // Only what is drawn or judged is asked of the driver.
+    so.fields = DrawnFields() | (pipeline_ ? pipeline_->Fields() : FieldMask());
     sampler_ = std::make_unique<Sampler>(std::move(source.backend), std::move(source.resolver), so);
     follower_ = sampler_->Follow();
     {
@@ -58,12 +67,6 @@ class LocalFeed final : public Feed {
       h.state.label = hostname;
       h.state.hostname = hostname;
       model_.hosts.push_back(std::move(h));
-    }
-    auto pipeline = engine::Pipeline::Open(options.pipeline, warn_);
-    if (pipeline) {
-      pipeline_ = std::move(*pipeline);
-    } else if (warn_) {
-      warn_(pipeline.error().message());
     }
     sampler_->Start();
     thread_ = std::thread([this] { Loop(); });

@@ -180,6 +180,41 @@ void MainScreen(const HostView& host, const RenderInput& in, Canvas& c, int y, L
 
 }  // namespace
 
+FieldMask DrawnFields() {
+  FieldMask m;
+  for (FieldId id : {
+           FieldId::kDriverVersion,
+           FieldId::kCudaDriverVersion,
+           FieldId::kIndex,
+           FieldId::kName,
+           FieldId::kUuid,
+           FieldId::kMemoryTotalBytes,
+           FieldId::kMemoryUsedBytes,
+           FieldId::kMemoryReservedBytes,
+           FieldId::kMemoryUsedRatio,
+           FieldId::kUtilizationGpuRatio,
+           FieldId::kUtilizationMemoryRatio,
+           FieldId::kTemperatureGpuCelsius,
+           FieldId::kPowerDrawWatts,
+           FieldId::kPowerLimitWatts,
+           FieldId::kClockSmHertz,
+           FieldId::kClockMemoryHertz,
+           FieldId::kClockEventReasons,
+           FieldId::kPcieLinkGenCurrent,
+           FieldId::kPcieLinkWidthCurrent,
+           FieldId::kPcieTxBytesPerSecond,
+           FieldId::kPcieRxBytesPerSecond,
+           FieldId::kProcessUsedMemoryBytes,
+           FieldId::kProcessSmUtilizationRatio,
+           FieldId::kProcessRssBytes,
+           FieldId::kProcessCpuRatio,
+           FieldId::kMigMode,  // MIG instances are read, and drawn, only when it is on
+       }) {
+    Set(m, id);
+  }
+  return m;
+}
+
 Layout Render(const RenderInput& in, Canvas& c) {
   Layout layout;
   const TopModel& m = in.model;

@@ -53,6 +53,11 @@ struct RenderInput {
 // Draws everything into `canvas` (its size is the terminal's).
 Layout Render(const RenderInput& in, Canvas& canvas);
 
+// The fields Render draws from a snapshot and its history (the header, the
+// GPU blocks, the charts, the process table and the process view). top's own
+// sampler reads these and what its analyses judge, nothing else.
+FieldMask DrawnFields();
+
 // The smallest terminal anything is drawn in; below it, a one-line notice.
 inline constexpr int kMinWidth = 40;
 inline constexpr int kMinHeight = 8;

@@ -106,26 +106,55 @@ TEST(Sampler, TheRingHoldsOnlyWhatAFollowerHasYetToTake) {
   EXPECT_EQ(alone.History().size(), 1u) << "no follower: the newest only";
 }
 
-TEST(Sampler, ReadsStaticFieldsOnceAndCostlyOnesAtTheirOwnPeriod) {
+// The masks a sampler with `o` (10 ms, slow fields hourly) asked its two
+// GPUs for over at least five samples, and how often it read the host.
+struct Asked {
+  std::vector<FieldMask> masks;
+  int host_reads = 0;
+};
+Asked AskedFor(SamplerOptions o) {
   auto backend = std::make_unique<CountingBackend>();
   CountingBackend* raw = backend.get();
-  SamplerOptions o;
   o.interval = milliseconds(10);
-  o.costly_period = std::chrono::hours(1);
   o.slow_period = std::chrono::hours(1);
   Sampler s(std::move(backend), nullptr, o);
   s.Start();
-  ASSERT_TRUE(WaitFor(s, 5));
+  EXPECT_TRUE(WaitFor(s, 5));
   s.Stop();
   std::lock_guard lock(raw->mu);
-  ASSERT_GE(raw->masks.size(), 10u);
-  EXPECT_EQ(raw->host_reads, 1);
-  for (std::size_t i = 0; i < raw->masks.size(); ++i) {
+  EXPECT_GE(raw->masks.size(), 10u);
+  return {raw->masks, raw->host_reads};
+}
+
+TEST(Sampler, ReadsStaticFieldsOnceAndCostlyOnesAtTheirOwnPeriod) {
+  SamplerOptions o;
+  o.costly_period = std::chrono::hours(1);
+  const Asked asked = AskedFor(o);
+  EXPECT_EQ(asked.host_reads, 1);
+  for (std::size_t i = 0; i < asked.masks.size(); ++i) {
     const bool first_round = i < 2;  // two devices
-    EXPECT_EQ(Has(raw->masks[i], FieldId::kName), first_round) << i;
-    EXPECT_EQ(Has(raw->masks[i], FieldId::kEnergyJoules), first_round) << i;
-    EXPECT_EQ(Has(raw->masks[i], FieldId::kPowerLimitWatts), first_round) << i;
-    EXPECT_TRUE(Has(raw->masks[i], FieldId::kMemoryUsedBytes)) << i;
+    EXPECT_EQ(Has(asked.masks[i], FieldId::kName), first_round) << i;
+    EXPECT_EQ(Has(asked.masks[i], FieldId::kEnergyJoules), first_round) << i;
+    EXPECT_EQ(Has(asked.masks[i], FieldId::kPowerLimitWatts), first_round) << i;
+    EXPECT_TRUE(Has(asked.masks[i], FieldId::kMemoryUsedBytes)) << i;
+  }
+}
+
+// A consumer that needs only some fields (top) names them: the others are
+// never asked for, at any cadence; those named keep their cadence.
+TEST(Sampler, AsksOnlyForTheFieldsItIsGiven) {
+  SamplerOptions o;
+  o.fields = FieldMask();
+  for (FieldId id : {FieldId::kName, FieldId::kMemoryUsedBytes, FieldId::kPowerLimitWatts}) {
+    Set(o.fields, id);
+  }
+  const Asked asked = AskedFor(o);
+  for (std::size_t i = 0; i < asked.masks.size(); ++i) {
+    const bool first_round = i < 2;  // two devices
+    EXPECT_EQ(asked.masks[i] & ~o.fields, FieldMask()) << i << ": " << asked.masks[i];
+    EXPECT_EQ(Has(asked.masks[i], FieldId::kName), first_round) << i;
+    EXPECT_EQ(Has(asked.masks[i], FieldId::kPowerLimitWatts), first_round) << i;
+    EXPECT_TRUE(Has(asked.masks[i], FieldId::kMemoryUsedBytes)) << i;
   }
 }
 

@@ -58,6 +58,10 @@ TEST(TopFeed, TheLocalFeedFillsTheModelFromItsOwnThread) {
     EXPECT_TRUE(m.local());
     ASSERT_EQ(m.hosts.size(), 1u);
     EXPECT_EQ(m.hosts[0].state.snapshot->devices.size(), 8u);
+    // Only what top draws or judges is read: GPU 6's fan (an L40S) is not.
+    const DeviceSample& l40s = m.hosts[0].state.snapshot->devices.at(6);
+    EXPECT_TRUE(l40s.fields[FieldId::kMemoryUsedBytes].ok());
+    EXPECT_FALSE(l40s.fields[FieldId::kFanSpeedRatio].ok());
   });
   // The pipeline's diagnosis of the demo's pre-allocating JAX job reaches the model.
   EXPECT_TRUE(

@@ -10,7 +10,7 @@
 
 namespace gpuwatch::tui {
 
-HostView DemoHost() {
+HostView DemoHost(const FieldMask& fields) {
   engine::SourceOptions o;
   o.demo = true;
   o.demo_dir = GPUWATCH_BINARY_DIR;
@@ -24,7 +24,7 @@ HostView DemoHost() {
   for (int i = 0; i < 2; ++i) {
     setenv("GPUWATCH_FAKE_TIME", std::to_string(100 + i).c_str(), 1);
     auto snap = std::make_shared<Snapshot>(
-        CollectOnce(*source->backend, source->resolver.get(), CollectOptions{}));
+        CollectOnce(*source->backend, source->resolver.get(), CollectOptions{.fields = fields}));
     h.history.Add(*snap);
     h.state.snapshot = snap;
   }
@@ -32,11 +32,11 @@ HostView DemoHost() {
   return h;
 }
 
-TopModel DemoModel() {
+TopModel DemoModel(const FieldMask& fields) {
   TopModel m;
   m.kind = SourceKind::kDemo;
   m.source_detail = "demo.yaml";
-  m.hosts.push_back(DemoHost());
+  m.hosts.push_back(DemoHost(fields));
   return m;
 }
 

@@ -10,9 +10,10 @@
 namespace gpuwatch::tui {
 
 // One host with the demo fleet's first sample, read twice a second apart so
-// the charts have points.
-HostView DemoHost();
-TopModel DemoModel();  // that host, as `top --demo` shows it
+// the charts have points; only `fields` are asked of the driver.
+HostView DemoHost(const FieldMask& fields = AllFields());
+// That host, as `top --demo` shows it.
+TopModel DemoModel(const FieldMask& fields = AllFields());
 
 struct Drawn {
   Canvas canvas;

@@ -40,6 +40,16 @@ Event Diagnosis(const Snapshot& s, int gpu, Severity severity, std::string sourc
 
 Diagnoser::Diagnoser(DiagnosisOptions options) : options_(options) {}
 
+FieldMask Diagnoser::Fields() {
+  FieldMask m;
+  for (FieldId id :
+       {FieldId::kMemoryTotalBytes, FieldId::kUtilizationGpuRatio, FieldId::kClockEventReasons,
+        FieldId::kProcessUsedMemoryBytes, FieldId::kProcessCpuRatio}) {
+    Set(m, id);
+  }
+  return m;
+}
+
 std::vector<Event> Diagnoser::Observe(const Snapshot& s) {
   std::vector<Event> out;
   if (s.stale) return out;  // nothing new was read

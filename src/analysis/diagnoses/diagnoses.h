@@ -64,6 +64,8 @@ struct ThrottleTotals {
 class Diagnoser {
  public:
   explicit Diagnoser(DiagnosisOptions options = {});
+  // The fields Observe reads (a sampler for a Diagnoser reads at least these).
+  static FieldMask Fields();
   std::vector<Event> Observe(const Snapshot& snapshot);
   const std::map<int, ThrottleTotals>& throttle_totals() const { return throttle_; }
   // The processes diagnosed with pre-allocation that still run.

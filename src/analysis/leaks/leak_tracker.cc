@@ -63,6 +63,15 @@ Event BaseEvent(std::chrono::system_clock::time_point time, const Subject& s, Ev
 
 LeakTracker::LeakTracker(const LeakOptions& options) : options_(options) {}
 
+FieldMask LeakTracker::Fields() {
+  FieldMask m;
+  for (FieldId id :
+       {FieldId::kMemoryUsedBytes, FieldId::kMemoryTotalBytes, FieldId::kProcessUsedMemoryBytes}) {
+    Set(m, id);
+  }
+  return m;
+}
+
 LeakTracker::Tracked& LeakTracker::Track(const Subject& subject) {
   // Looked up first: a detector is built (seven floor scales, their buffers)
   // only for a new series, not as an argument thrown away at every sample.

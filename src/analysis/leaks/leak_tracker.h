@@ -51,6 +51,8 @@ struct LeakReport {
 class LeakTracker {
  public:
   explicit LeakTracker(const LeakOptions& options = {});
+  // The fields Observe reads (a sampler for a LeakTracker reads at least these).
+  static FieldMask Fields();
 
   // Feeds one snapshot (times non-decreasing) and returns the events it
   // caused: devices first, then processes, in index / key order.

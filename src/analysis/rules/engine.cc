@@ -25,6 +25,17 @@ std::optional<double> Increase(const DeviceSample& dev, FieldId id, std::map<int
 
 }  // namespace
 
+FieldMask FieldsRead(const RuleSet& rules) {
+  FieldMask m;
+  for (const Rule& rule : rules.rules) {
+    auto add = [&m](const FieldRef& f) { m |= SourceFields(f); };
+    rule.condition.ForEachField(add);
+    rule.clear.ForEachField(add);
+    m |= TemplateFields(rule.message, rule.scope);
+  }
+  return m;
+}
+
 RuleEngine::RuleEngine(RuleSet rules) : rules_(std::move(rules)) {}
 
 std::vector<Event> RuleEngine::Evaluate(const Snapshot& snapshot) {

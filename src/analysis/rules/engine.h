@@ -27,6 +27,11 @@
 
 namespace gpuwatch::rules {
 
+// The catalogue fields `rules` read: what their conditions, clear conditions
+// and messages name (a derived field, its sources). A sampler that reads
+// these, at their cadence, gives the rules everything they judge.
+FieldMask FieldsRead(const RuleSet& rules);
+
 // An alert that is firing now (for /metrics gpuwatch_alert_active and the API).
 struct ActiveAlert {
   std::string rule;

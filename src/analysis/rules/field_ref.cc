@@ -85,6 +85,31 @@ std::string ValidFieldList(RuleScope scope) {
   return out;
 }
 
+FieldMask SourceFields(const FieldRef& ref) {
+  FieldMask m;
+  if (!ref.derived) {
+    Set(m, ref.field);
+    return m;
+  }
+  switch (ref.derived_id) {
+    case Derived::kEccUncorrectedIncrease:
+      Set(m, FieldId::kEccErrorsUncorrectedVolatile);
+      break;
+    case Derived::kXidErrors:
+      Set(m, FieldId::kXidErrorsTotal);
+      break;
+    case Derived::kThrottleThermal:
+    case Derived::kThrottlePower:
+      Set(m, FieldId::kClockEventReasons);
+      break;
+    case Derived::kProcessCount:
+    case Derived::kDeviceLost:
+    case Derived::kCount_:
+      break;
+  }
+  return m;
+}
+
 std::optional<double> ValueOf(const FieldRef& ref, const EvalContext& ctx) {
   const DeviceSample& dev = *ctx.device;
   if (!ref.derived) {

@@ -72,6 +72,10 @@ struct EvalContext {
 };
 
 std::optional<double> ValueOf(const FieldRef& ref, const EvalContext& ctx);
+// The catalogue fields ValueOf(ref) is computed from: the field itself, or a
+// derived field's sources (none for process_count and device_lost, which come
+// from the process list and the device's health).
+FieldMask SourceFields(const FieldRef& ref);
 
 // Clock event reason bits (NVML nvmlClocksEventReason*).
 inline constexpr std::uint64_t kThermalThrottleBits = 0x20 | 0x40 | 0x8;

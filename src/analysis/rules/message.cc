@@ -96,6 +96,19 @@ std::string DefaultTemplate(RuleScope scope) {
              : "GPU {gpu}: process {pid} ({user}: {command}): {condition} (now {value})";
 }
 
+FieldMask TemplateFields(std::string_view tmpl, RuleScope scope) {
+  FieldMask m;
+  std::size_t ignored = 0;
+  Walk(
+      tmpl, [](std::string_view) {},
+      [&](std::string_view name, std::size_t) {
+        if (std::optional<FieldRef> f = FindRuleField(name, scope)) m |= SourceFields(*f);
+        return true;
+      },
+      &ignored);
+  return m;
+}
+
 std::string Render(const Rule& rule, const EvalContext& ctx) {
   std::string out;
   std::size_t ignored = 0;

@@ -23,6 +23,10 @@ Status CheckTemplate(std::string_view tmpl, RuleScope scope, std::size_t* error_
 // The template a rule gets when it has no `message`.
 std::string DefaultTemplate(RuleScope scope);
 
+// The catalogue fields a checked template's placeholders read ({value}, the
+// condition's first field, is the condition's).
+FieldMask TemplateFields(std::string_view tmpl, RuleScope scope);
+
 // Renders a checked template. N/A values are written "N/A"; control
 // characters (from {command}, say) are written out (core/printable.h).
 std::string Render(const Rule& rule, const EvalContext& ctx);
