@@ -157,11 +157,10 @@ def read_layout(path):
         return [l.strip() for l in f if l.strip() and not l.startswith("#")]
 
 
-def write_layout(path, runs, kept=()):
+def write_layout(path, runs):
     """The functions that ran, those that ran in more workloads first (what
     every session runs, then a key's or a scenario's own code), so that a
-    session that never presses a key leaves the last pages untouched; then
-    `kept`, in their order."""
+    session that never presses a key leaves the last pages untouched."""
     with open(path, "w") as f:
         f.write("# gpuwatch-top's symbol ordering file (lld --symbol-ordering-file): the\n"
                 "# functions `gpuwatch top` runs, laid out first so that it touches as few\n"
@@ -169,8 +168,6 @@ def write_layout(path, runs, kept=()):
                 "# scripts/top_layout.py, which says how; rewrite it when top's code moves.\n")
         f.write("_start\n")  # the entry point, which callgrind reports as no function
         for n in sorted(runs, key=lambda n: (-runs[n], n)):
-            f.write(n + "\n")
-        for n in kept:
             f.write(n + "\n")
 
 
@@ -210,15 +207,9 @@ def main():
     ran = set(runs)
     symbols = text_symbols(binary)
     if not args.check:
-        # What the list held before and the binary still has stays, last: a
-        # path that a workload reaches only in time (the demo's leak reports,
-        # after a minute of samples under callgrind) may be missed by one run.
-        previous = read_layout(args.layout) if os.path.exists(args.layout) else []
-        kept = [n for n in previous if n in symbols and n not in ran]
-        write_layout(args.layout, runs, kept)
-        size = sum(symbols.get(n, (0, 0))[1] for n in ran | set(kept))
-        print(f"{args.layout}: {len(ran)} functions that ran, {len(kept)} kept from the list "
-              f"before; {size} bytes")
+        write_layout(args.layout, runs)
+        size = sum(symbols.get(n, (0, 0))[1] for n in ran)
+        print(f"{args.layout}: {len(ran)} functions, {size} bytes")
         return 0
     listed = set(read_layout(args.layout))
     ran_bytes = sum(symbols[n][1] for n in ran if n in symbols)

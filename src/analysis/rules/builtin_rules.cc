@@ -1,68 +1,84 @@
 #include "analysis/rules/builtin_rules.h"
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 
-#include "analysis/rules/rule_parser.h"
+#include "analysis/rules/message.h"
 
 namespace gpuwatch::rules {
+namespace {
 
-std::string_view BuiltinRulesYaml() {
-  return R"yaml(version: 1
-rules:
-  - name: gpu_memory_high
-    condition: memory_used_ratio > 90%
-    for: 30s
-    clear: memory_used_ratio < 85%
-    severity: warning
-    message: "GPU {gpu}: memory {value} used (over 90% for 30s)"
-  - name: gpu_temperature_high
-    condition: temperature_gpu_celsius > 80C
-    for: 30s
-    clear: temperature_gpu_celsius < 75C
-    severity: warning
-    message: "GPU {gpu}: temperature {value} (over 80°C for 30s)"
-  - name: gpu_starved
-    condition: utilization_gpu_ratio < 30% and process_count > 0
-    for: 5m
-    clear: utilization_gpu_ratio > 40% or process_count == 0
-    severity: warning
-    message: "GPU {gpu}: utilization {value} for 5 min while {process_count} process(es) hold memory: input pipeline or a CPU-bound process?"
-  - name: gpu_ecc_uncorrected
-    condition: ecc_errors_uncorrected_increase > 0
-    clear_for: 10m
-    severity: critical
-    message: "GPU {gpu}: {value} new uncorrected ECC error(s); drain the GPU and check nvidia-smi -q -d ECC"
-  - name: gpu_xid
-    condition: xid_errors > 0
-    clear_for: 10m
-    severity: critical
-    message: "GPU {gpu}: {value} new XID error(s), the latest XID {xid_last}; see dmesg and NVIDIA's XID catalogue"
-  - name: gpu_lost
-    condition: device_lost == 1
-    severity: critical
-    message: "GPU {gpu} fell off the bus (GPU_IS_LOST)"
-  - name: gpu_throttled_thermal
-    condition: throttle_thermal == 1
-    for: 30s
-    severity: warning
-    message: "GPU {gpu}: clocks held down by heat for 30s ({temperature_gpu_celsius})"
-  - name: gpu_throttled_power
-    condition: throttle_power == 1
-    for: 5m
-    severity: info
-    message: "GPU {gpu}: clocks held down by the power limit for 5 min ({power_draw_watts})"
-)yaml";
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+constexpr std::array kRows = {
+    BuiltinRule{"gpu_memory_high", "memory_used_ratio > 90%", seconds(30),
+                "memory_used_ratio < 85%", seconds(0), Severity::kWarning,
+                "GPU {gpu}: memory {value} used (over 90% for 30s)"},
+    BuiltinRule{"gpu_temperature_high", "temperature_gpu_celsius > 80C", seconds(30),
+                "temperature_gpu_celsius < 75C", seconds(0), Severity::kWarning,
+                "GPU {gpu}: temperature {value} (over 80°C for 30s)"},
+    BuiltinRule{"gpu_starved", "utilization_gpu_ratio < 30% and process_count > 0", minutes(5),
+                "utilization_gpu_ratio > 40% or process_count == 0", seconds(0), Severity::kWarning,
+                "GPU {gpu}: utilization {value} for 5 min while {process_count} process(es) hold "
+                "memory: input pipeline or a CPU-bound process?"},
+    BuiltinRule{"gpu_ecc_uncorrected", "ecc_errors_uncorrected_increase > 0", seconds(0), "",
+                minutes(10), Severity::kCritical,
+                "GPU {gpu}: {value} new uncorrected ECC error(s); drain the GPU and check "
+                "nvidia-smi -q -d ECC"},
+    BuiltinRule{"gpu_xid", "xid_errors > 0", seconds(0), "", minutes(10), Severity::kCritical,
+                "GPU {gpu}: {value} new XID error(s), the latest XID {xid_last}; see dmesg and "
+                "NVIDIA's XID catalogue"},
+    BuiltinRule{"gpu_lost", "device_lost == 1", seconds(0), "", seconds(0), Severity::kCritical,
+                "GPU {gpu} fell off the bus (GPU_IS_LOST)"},
+    BuiltinRule{"gpu_throttled_thermal", "throttle_thermal == 1", seconds(30), "", seconds(0),
+                Severity::kWarning,
+                "GPU {gpu}: clocks held down by heat for 30s ({temperature_gpu_celsius})"},
+    BuiltinRule{"gpu_throttled_power", "throttle_power == 1", minutes(5), "", seconds(0),
+                Severity::kInfo,
+                "GPU {gpu}: clocks held down by the power limit for 5 min ({power_draw_watts})"},
+};
+
+// A row that does not parse is a programming error the tests catch, never a
+// runtime condition.
+[[noreturn]] void Broken(const BuiltinRule& row, const Status& s) {
+  std::fprintf(stderr, "gpuwatch: built-in rule %.*s: %s\n", static_cast<int>(row.name.size()),
+               row.name.data(), s.message().c_str());
+  std::abort();
 }
 
+Condition MustParse(const BuiltinRule& row, std::string_view text) {
+  std::size_t offset = 0;
+  Result<Condition> c = ParseCondition(text, RuleScope::kDevice, &offset);
+  if (!c) Broken(row, c.error());
+  return std::move(*c);
+}
+
+}  // namespace
+
+std::span<const BuiltinRule> BuiltinRuleRows() { return kRows; }
+
 RuleSet BuiltinRules() {
-  Result<RuleSet> set = ParseRules(BuiltinRulesYaml(), kBuiltinSource);
-  if (!set) {
-    // A programming error caught by the tests; never a runtime condition.
-    std::fprintf(stderr, "gpuwatch: built-in rules: %s\n", set.error().message().c_str());
-    std::abort();
+  RuleSet set;
+  set.source = kBuiltinSource;
+  int line = 0;
+  for (const BuiltinRule& row : kRows) {
+    Rule rule;
+    rule.name = row.name;
+    rule.where = Location{std::string(kBuiltinSource), ++line, 1};
+    rule.condition = MustParse(row, row.condition);
+    rule.clear = row.clear.empty() ? Negate(rule.condition) : MustParse(row, row.clear);
+    rule.for_duration = row.for_duration;
+    rule.clear_for = row.clear_for;
+    rule.severity = row.severity;
+    std::size_t offset = 0;
+    if (Status s = CheckTemplate(row.message, RuleScope::kDevice, &offset); !s.ok()) Broken(row, s);
+    rule.message = row.message;
+    rule.actions.emplace_back(LogAction{});
+    set.rules.push_back(std::move(rule));
   }
-  return std::move(*set);
+  return set;
 }
 
 }  // namespace gpuwatch::rules

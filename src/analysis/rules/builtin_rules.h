@@ -1,8 +1,13 @@
-// The rules gpuwatch watches when no --rules file is given. They are written
-// in the rule file language (BuiltinRulesYaml) and parsed like any file, so
-// `docs/rules.md` can show them verbatim and a user can copy and edit them.
+// The rules gpuwatch watches when no --rules file is given. Each is a row in
+// the words of a rule file (conditions, clear conditions and messages in the
+// rule language, parsed and checked as a file's are), built into rules without
+// a YAML parser: `top` and `watch` start without one. docs/rules.md lists them;
+// tests/analysis/rules/builtin_rules_test.cc checks that each, written as a
+// rule file, parses to the same rule.
 #pragma once
 
+#include <chrono>
+#include <span>
 #include <string_view>
 
 #include "analysis/rules/rule.h"
@@ -11,7 +16,19 @@ namespace gpuwatch::rules {
 
 inline constexpr std::string_view kBuiltinSource = "builtin:defaults";
 
-std::string_view BuiltinRulesYaml();
+// One built-in rule as a rule file would write it. Empty `clear`: the
+// negation of `condition`. Device scope; its action is `log`.
+struct BuiltinRule {
+  std::string_view name;
+  std::string_view condition;
+  std::chrono::seconds for_duration{0};
+  std::string_view clear;
+  std::chrono::seconds clear_for{0};
+  Severity severity = Severity::kWarning;
+  std::string_view message;
+};
+std::span<const BuiltinRule> BuiltinRuleRows();
+
 RuleSet BuiltinRules();
 
 }  // namespace gpuwatch::rules

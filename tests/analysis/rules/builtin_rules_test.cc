@@ -1,5 +1,6 @@
 #include "analysis/rules/builtin_rules.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "analysis/rules/engine.h"
@@ -44,6 +45,52 @@ TEST(BuiltinRules, ParseAndHaveTheDocumentedNames) {
                                       "gpu_ecc_uncorrected", "gpu_xid", "gpu_lost",
                                       "gpu_throttled_thermal", "gpu_throttled_power"}));
   EXPECT_EQ(set.source, kBuiltinSource);
+}
+
+// Each row, written as a rule file, parses to the rule BuiltinRules() builds
+// from it: the rows are in the rule language, with a file's defaults (the
+// negation as the clear condition, the log action).
+TEST(BuiltinRules, EachRowWrittenAsARuleFileParsesToTheSameRule) {
+  auto quoted = [](std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+      if (c == '"' || c == '\\') out += '\\';
+      out += c;
+    }
+    return out + "\"";
+  };
+  std::string yaml = "version: 1\nrules:\n";
+  for (const BuiltinRule& row : BuiltinRuleRows()) {
+    yaml += fmt::format("  - name: {}\n    condition: {}\n", row.name, quoted(row.condition));
+    if (row.for_duration.count() > 0)
+      yaml += fmt::format("    for: {}s\n", row.for_duration.count());
+    if (!row.clear.empty()) yaml += fmt::format("    clear: {}\n", quoted(row.clear));
+    if (row.clear_for.count() > 0) {
+      yaml += fmt::format("    clear_for: {}s\n", row.clear_for.count());
+    }
+    yaml += fmt::format("    severity: {}\n    message: {}\n", SeverityName(row.severity),
+                        quoted(row.message));
+  }
+  Result<RuleSet> file = ParseRules(yaml, "defaults.yaml");
+  ASSERT_TRUE(file) << file.error().message() << "\n" << yaml;
+  const RuleSet built = BuiltinRules();
+  ASSERT_EQ(built.rules.size(), file->rules.size());
+  for (std::size_t i = 0; i < built.rules.size(); ++i) {
+    const Rule& b = built.rules[i];
+    const Rule& f = file->rules[i];
+    EXPECT_EQ(b.name, f.name);
+    EXPECT_EQ(b.scope, f.scope) << b.name;
+    EXPECT_EQ(b.condition.ToString(), f.condition.ToString()) << b.name;
+    EXPECT_EQ(b.clear.ToString(), f.clear.ToString()) << b.name;
+    EXPECT_EQ(b.for_duration, f.for_duration) << b.name;
+    EXPECT_EQ(b.clear_for, f.clear_for) << b.name;
+    EXPECT_EQ(b.severity, f.severity) << b.name;
+    EXPECT_EQ(b.message, f.message) << b.name;
+    ASSERT_EQ(b.actions.size(), 1u) << b.name;
+    ASSERT_EQ(f.actions.size(), 1u) << b.name;
+    EXPECT_TRUE(std::holds_alternative<LogAction>(b.actions[0])) << b.name;
+    EXPECT_TRUE(std::holds_alternative<LogAction>(f.actions[0])) << b.name;
+  }
 }
 
 TEST(BuiltinRules, MemoryAbove90PercentFor30s) {
