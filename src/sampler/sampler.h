@@ -39,8 +39,8 @@ struct SamplerOptions {
   bool processes = true;
   // The fields asked of the driver, each at its cadence; the others are never
   // read and stay absent. A consumer that shows or judges only some fields
-  // (top: tui::LocalFields()) asks for those: fewer driver calls, and less of
-  // the driver's library touched.
+  // asks for those (top: what its views draw and its pipeline judges,
+  // tui/feed.cc): fewer driver calls.
   FieldMask fields = AllFields();
   // A GPU's read still running after this long is hung. 0: max(2 s, 5 intervals).
   std::chrono::milliseconds hang_after{0};
