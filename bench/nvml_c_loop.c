@@ -14,16 +14,7 @@
 #include <string.h>
 #include <time.h>
 
-typedef int ret_t;
-typedef void* dev_t_;
-typedef struct { unsigned int version; unsigned long long total, reserved, free, used; } mem2_t;
-typedef struct { unsigned int gpu, memory; } util_t;
-typedef struct { unsigned long long total, free, used; } bar1_t;
-typedef struct { unsigned int pid; unsigned long long used; unsigned int gi, ci; } proc_t;
-typedef struct { unsigned int pid; unsigned long long ts; unsigned int sm, mem, enc, dec; } putil_t;
-typedef struct { unsigned int fieldId, scopeId; long long timestamp, latencyUsec; int valueType; ret_t ret; unsigned long long value; } fv_t;
-typedef struct { unsigned long long ts, value; } smp_t;
-typedef struct { void* device; unsigned long long type, data; unsigned int gi, ci; } evt_t;
+#include "nvml_c_types.h"
 
 #define SYM(name) static ret_t (*name)();
 SYM(nvmlInit_v2) SYM(nvmlDeviceGetHandleByIndex_v2) SYM(nvmlDeviceGetMemoryInfo_v2)
