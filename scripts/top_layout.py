@@ -17,7 +17,9 @@ errors, the demo fleet with its alerts, leaks and forecasts, an 80x24
 terminal; adds the profiles taken on real GPUs in tests/gpu/profiles/
 (tests/gpu/top_profile.sh, through the device tool: what the driver's answers
 reach and the fake's do not); and keeps the functions of gpuwatch-top that ran
-(mangled names, as lld reads them), those a GPU session ran first. A function that appears in no workload but runs on some GPU
+(mangled names, as lld reads them). First those a session on a GPU left alone
+ran (GPU.idle.callgrind.gz: top is mostly watched, not driven), then those the
+keys added on the GPU (GPU.keys.callgrind.gz), then the rest. A function that appears in no workload but runs on some GPU
 costs at most one 64 KiB window; one listed but renamed since is ignored by
 the linker.
 
@@ -157,21 +159,24 @@ def read_layout(path):
         return [l.strip() for l in f if l.strip() and not l.startswith("#")]
 
 
-def write_layout(path, runs, on_gpu):
-    """The functions that ran. Those a session on a real GPU ran (`on_gpu`,
-    the profiles) first: that session is what top is for, and its code then
-    spans as few 64 KiB windows as its size needs, where the fake's workloads
-    would interleave it with code only they reach (a lost GPU, MIG, Xid
-    errors). Within each part, those that ran in more workloads first (what
-    every session runs, then a key's or a scenario's own code), so that a
-    session that never presses a key leaves the last pages untouched."""
+def write_layout(path, runs, idle, on_gpu):
+    """The functions that ran, in three parts: those a session on a real GPU
+    ran while left alone (`idle`), then the rest of what sessions on a GPU ran
+    (`on_gpu`: the keys' code), then what only the fake's workloads reached (a
+    lost GPU, MIG, Xid errors). A session left alone on a GPU is what top is
+    for: its code then spans as few 64 KiB windows as its size needs, where
+    the keys' code or the fake's would interleave with it. Within each part,
+    those that ran in more workloads first."""
     with open(path, "w") as f:
         f.write("# gpuwatch-top's symbol ordering file (lld --symbol-ordering-file): the\n"
                 "# functions `gpuwatch top` runs, laid out first so that it touches as few\n"
                 "# pages of its binary as the code it runs needs. Written by\n"
                 "# scripts/top_layout.py, which says how; rewrite it when top's code moves.\n")
         f.write("_start\n")  # the entry point, which callgrind reports as no function
-        for n in sorted(runs, key=lambda n: (n not in on_gpu, -runs[n], n)):
+        def part(n):
+            return 0 if n in idle else 1 if n in on_gpu else 2
+
+        for n in sorted(runs, key=lambda n: (part(n), -runs[n], n)):
             f.write(n + "\n")
 
 
@@ -193,6 +198,7 @@ def main():
     workloads = WORKLOADS[:1] if args.check else WORKLOADS
     runs = collections.Counter()  # function: how many workloads ran it
     on_gpu = set()  # functions a session on a real GPU ran
+    idle = set()  # those a session on a real GPU ran while left alone
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
             names = functions_run(run_workload(args.build, tmp, w))
@@ -210,10 +216,12 @@ def main():
                       file=sys.stderr)
                 runs.update(names)
                 on_gpu |= names
+                if path.endswith(".idle.callgrind.gz"):
+                    idle |= names
     ran = set(runs)
     symbols = text_symbols(binary)
     if not args.check:
-        write_layout(args.layout, runs, on_gpu)
+        write_layout(args.layout, runs, idle, on_gpu)
         size = sum(symbols.get(n, (0, 0))[1] for n in ran)
         print(f"{args.layout}: {len(ran)} functions, {size} bytes")
         return 0
