@@ -19,9 +19,9 @@ terminal; adds the profiles taken on real GPUs in tests/gpu/profiles/
 reach and the fake's do not); and keeps the functions of gpuwatch-top that ran
 (mangled names, as lld reads them). First those a session on a GPU left alone
 ran (GPU.idle.callgrind.gz: top is mostly watched, not driven), then those the
-keys added on the GPU (GPU.keys.callgrind.gz), then the rest. A function that appears in no workload but runs on some GPU
-costs at most one 64 KiB window; one listed but renamed since is ignored by
-the linker.
+keys added on the GPU (GPU.keys.callgrind.gz), then the rest. A function that
+appears in no workload but runs on some GPU costs at most one 64 KiB window;
+one listed but renamed since is ignored by the linker.
 
     python3 scripts/top_layout.py BUILD            # rewrites src/cli/top_layout.txt
     python3 scripts/top_layout.py BUILD --check    # how much of what top runs is laid out

@@ -34,4 +34,4 @@ for _ in $(seq 30); do $T has-session 2>/dev/null || break; sleep 1; done
 $T kill-server 2>/dev/null
 kill $TRAIN 2>/dev/null
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-ls -la $OUT; tail -3 $OUT/*.valgrind.err
+ls -la $OUT; tail -n 3 $OUT/*.valgrind.err
