@@ -11,10 +11,14 @@ top's RSS against nvtop's; on the GPU machine tests/gpu/run_top_h200.sh
 measures it with the real driver.
 
     python3 bench/tui_memory.py BUILD NVTOP [--seconds 30] [--scenario FILE]
+                                [--also LABEL=GPUWATCH_TOP ...]
 
-BUILD: a build directory (gpuwatch, lib/libnvidia-ml-fake.so); NVTOP: the nvtop
-binary, or its Debian package, nvtop_3.0.1-1_amd64.deb of the peers folder (extracted
-to a temporary directory).
+BUILD: a build directory (gpuwatch, gpuwatch-top, lib/libnvidia-ml-fake.so; its
+gpuwatch-full too, for the row of the way top ran before gpuwatch-top, left out
+when BUILD has none); NVTOP: the nvtop binary, or its Debian package,
+nvtop_3.0.1-1_amd64.deb of the peers folder (extracted to a temporary
+directory). --also adds a row for another gpuwatch-top binary (another build
+or layout of it), run the same way.
 """
 import argparse
 import collections
@@ -115,7 +119,15 @@ def main():
     parser.add_argument("--seconds", type=float, default=30)
     parser.add_argument("--scenario",
                         default=os.path.join(HERE, "..", "scenarios", "test", "fixed.yaml"))
+    parser.add_argument("--also", action="append", default=[], metavar="LABEL=GPUWATCH_TOP",
+                        help="another gpuwatch-top binary to measure beside the build's")
     args = parser.parse_args()
+    also = []
+    for spec in args.also:
+        label, sep, path = spec.partition("=")
+        if not sep or not label or not os.access(path, os.X_OK):
+            parser.error(f"--also {spec!r}: want LABEL=PATH of an executable gpuwatch-top")
+        also.append((label, os.path.realpath(path)))
     gpuwatch = os.path.join(args.build, "gpuwatch")
     fake = os.path.realpath(os.path.join(args.build, "lib", "libnvidia-ml-fake.so"))
     with tempfile.TemporaryDirectory() as tmp:
@@ -137,8 +149,14 @@ def main():
         runs = [measure("nvtop -d 10", [nvtop, "-d", "10"], env, args.seconds, [nvtop]),
                 measure("gpuwatch top", [gpuwatch, "top", "-i", "1s"], env, args.seconds,
                         [gpuwatch, gpuwatch + "-top", gpuwatch + "-full"]),
-                measure("gpuwatch-full top", [gpuwatch + "-full", "top", "-i", "1s"], env,
-                        args.seconds, [gpuwatch + "-full"])]
+        ]
+        if os.access(gpuwatch + "-full", os.X_OK):
+            runs.append(measure("gpuwatch-full top", [gpuwatch + "-full", "top", "-i", "1s"], env,
+                                args.seconds, [gpuwatch + "-full"]))
+        else:
+            print(f"tui_memory: no {gpuwatch}-full: its row is left out")
+        for label, path in also:
+            runs.append(measure(label, [path, "top", "-i", "1s"], env, args.seconds, [path]))
     print(f"scenario {os.path.basename(args.scenario)}, {args.seconds:.0f} s each, own process")
     print(f"{'program':18} {'CPU %':>7} {'Rss MiB':>8} {'anon':>6} {'file Pss':>9}")
     for r in runs:

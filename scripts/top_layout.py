@@ -17,9 +17,10 @@ errors, the demo fleet with its alerts, leaks and forecasts, an 80x24
 terminal; adds the profiles taken on real GPUs in tests/gpu/profiles/
 (tests/gpu/top_profile.sh, through the device tool: what the driver's answers
 reach and the fake's do not); and keeps the functions of gpuwatch-top that ran
-(mangled names, as lld reads them). First those a session on a GPU left alone
-ran (GPU.idle.callgrind.gz: top is mostly watched, not driven), then those the
-keys added on the GPU (GPU.keys.callgrind.gz), then the rest. A function that
+(mangled names, as lld reads them). First those a session left alone runs:
+what a session on a GPU left alone ran (GPU.idle.callgrind.gz: top is mostly
+watched, not driven) and what every workload here ran; then those the keys
+added on the GPU (GPU.keys.callgrind.gz); then the rest. A function that
 appears in no workload but runs on some GPU costs at most one 64 KiB window;
 one listed but renamed since is ignored by the linker.
 
@@ -160,10 +161,10 @@ def read_layout(path):
 
 
 def write_layout(path, runs, idle, on_gpu):
-    """The functions that ran, in three parts: those a session on a real GPU
-    ran while left alone (`idle`), then the rest of what sessions on a GPU ran
-    (`on_gpu`: the keys' code), then what only the fake's workloads reached (a
-    lost GPU, MIG, Xid errors). A session left alone on a GPU is what top is
+    """The functions that ran, in three parts: those a session left alone
+    runs (`idle`: on a real GPU, and in every workload), then the rest of
+    what sessions on a GPU ran (`on_gpu`: the keys' code), then what only the
+    fake's workloads reached (a lost GPU, MIG, Xid errors). A session left alone on a GPU is what top is
     for: its code then spans as few 64 KiB windows as its size needs, where
     the keys' code or the fake's would interleave with it. Within each part,
     those that ran in more workloads first."""
@@ -198,12 +199,17 @@ def main():
     workloads = WORKLOADS[:1] if args.check else WORKLOADS
     runs = collections.Counter()  # function: how many workloads ran it
     on_gpu = set()  # functions a session on a real GPU ran
-    idle = set()  # those a session on a real GPU ran while left alone
+    idle = set()  # those a session left alone runs (below)
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
             names = functions_run(run_workload(args.build, tmp, w))
             print(f"{w[0]:12} {len(names):5d} functions of gpuwatch-top ran", file=sys.stderr)
             runs.update(names)
+        # What every workload ran (start, sampling, drawing) is what a session
+        # left alone runs, also where the GPU's profile was taken of another
+        # build of top and names some functions otherwise (-Os calls what -O3
+        # inlines).
+        idle = {n for n in runs if runs[n] == len(workloads)}
         if not args.check:
             # Profiles taken on real GPUs (tests/gpu/top_profile.sh): what the
             # driver's answers reach and the fake's do not.
