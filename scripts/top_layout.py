@@ -164,10 +164,10 @@ def write_layout(path, runs, idle, on_gpu):
     """The functions that ran, in three parts: those a session left alone
     runs (`idle`: on a real GPU, and in every workload), then the rest of
     what sessions on a GPU ran (`on_gpu`: the keys' code), then what only the
-    fake's workloads reached (a lost GPU, MIG, Xid errors). A session left alone on a GPU is what top is
-    for: its code then spans as few 64 KiB windows as its size needs, where
-    the keys' code or the fake's would interleave with it. Within each part,
-    those that ran in more workloads first."""
+    fake's workloads reached (a lost GPU, MIG, Xid errors). A session left
+    alone is what top is for: its code then spans as few 64 KiB windows as
+    its size needs, where the keys' code or the fake's would interleave with
+    it. Within each part, those that ran in more workloads first."""
     with open(path, "w") as f:
         f.write("# gpuwatch-top's symbol ordering file (lld --symbol-ordering-file): the\n"
                 "# functions `gpuwatch top` runs, laid out first so that it touches as few\n"
@@ -199,7 +199,6 @@ def main():
     workloads = WORKLOADS[:1] if args.check else WORKLOADS
     runs = collections.Counter()  # function: how many workloads ran it
     on_gpu = set()  # functions a session on a real GPU ran
-    idle = set()  # those a session left alone runs (below)
     with tempfile.TemporaryDirectory() as tmp:
         for w in workloads:
             names = functions_run(run_workload(args.build, tmp, w))
