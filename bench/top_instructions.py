@@ -29,6 +29,8 @@ import sys
 import tempfile
 import time
 
+from top_peers import also_binaries, nvtop_and_fake
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -98,32 +100,24 @@ def main():
     args = parser.parse_args()
     if not 0 < args.short < args.long:
         parser.error("want 0 < --short < --long")
-    programs = []
     top = os.path.realpath(os.path.join(args.build, "gpuwatch-top"))
-    for label, path in [("gpuwatch-top", top)] + [s.partition("=")[::2] for s in args.also]:
-        if not label or not os.access(path, os.X_OK):
-            parser.error(f"{label or '--also'}: want an executable gpuwatch-top, not {path!r}")
-        programs.append((label, [os.path.realpath(path), "top", "-i", "1s"]))
+    if not os.access(top, os.X_OK):
+        parser.error(f"{top} does not exist (build gpuwatch-top)")
+    programs = [("gpuwatch-top", top)] + also_binaries(parser, args.also)
     fake = os.path.realpath(os.path.join(args.build, "lib", "libnvidia-ml-fake.so"))
     if not os.path.exists(fake):
         parser.error(f"{fake} does not exist (build gpuwatch_fake_nvml)")
     for tool in ("valgrind", "tmux"):
         need(tool)
     with tempfile.TemporaryDirectory() as tmp:
-        nvtop = args.nvtop
-        if nvtop.endswith(".deb"):
-            subprocess.run(["dpkg", "-x", nvtop, tmp], check=True)
-            nvtop = os.path.join(tmp, "usr", "bin", "nvtop")
-        libdir = os.path.join(tmp, "nvml")
-        os.mkdir(libdir)
-        for name in ("libnvidia-ml.so.1", "libnvidia-ml.so"):
-            os.symlink(fake, os.path.join(libdir, name))
+        nvtop, libdir = nvtop_and_fake(tmp, args.nvtop, fake)
         env = dict(os.environ, TERM="xterm-256color", LANG="C.UTF-8", LC_ALL="C.UTF-8",
                    GPUWATCH_FAKE_SCENARIO=os.path.realpath(args.scenario), LD_LIBRARY_PATH=libdir)
         env.pop("NO_COLOR", None)
         results = [measure(tmp, "nvtop -d 10", [nvtop, "-d", "10"], env, args.short, args.long)]
-        for label, argv in programs:
-            results.append(measure(tmp, label, argv, env, args.short, args.long))
+        for label, path in programs:
+            results.append(measure(tmp, label, [path, "top", "-i", "1s"], env, args.short,
+                                   args.long))
     print(f"scenario {os.path.basename(args.scenario)}; runs of {args.short:.0f} s and "
           f"{args.long:.0f} s under callgrind; instructions (Ir)")
     print(f"{'program':18} {'short run':>14} {'long run':>14} {'a second':>12} {'/ nvtop':>8}")

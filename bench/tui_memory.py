@@ -30,6 +30,7 @@ import tempfile
 import time
 
 from proc_status import cpu_seconds
+from top_peers import also_binaries, nvtop_and_fake
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
@@ -122,23 +123,11 @@ def main():
     parser.add_argument("--also", action="append", default=[], metavar="LABEL=GPUWATCH_TOP",
                         help="another gpuwatch-top binary to measure beside the build's")
     args = parser.parse_args()
-    also = []
-    for spec in args.also:
-        label, sep, path = spec.partition("=")
-        if not sep or not label or not os.access(path, os.X_OK):
-            parser.error(f"--also {spec!r}: want LABEL=PATH of an executable gpuwatch-top")
-        also.append((label, os.path.realpath(path)))
+    also = also_binaries(parser, args.also)
     gpuwatch = os.path.join(args.build, "gpuwatch")
     fake = os.path.realpath(os.path.join(args.build, "lib", "libnvidia-ml-fake.so"))
     with tempfile.TemporaryDirectory() as tmp:
-        nvtop = args.nvtop
-        if nvtop.endswith(".deb"):
-            subprocess.run(["dpkg", "-x", nvtop, tmp], check=True)
-            nvtop = os.path.join(tmp, "usr", "bin", "nvtop")
-        libdir = os.path.join(tmp, "nvml")
-        os.mkdir(libdir)
-        for name in ("libnvidia-ml.so.1", "libnvidia-ml.so"):
-            os.symlink(fake, os.path.join(libdir, name))
+        nvtop, libdir = nvtop_and_fake(tmp, args.nvtop, fake)
         env = dict(os.environ, TERM="xterm-256color", COLUMNS="120", LINES="40",
                    GPUWATCH_FAKE_SCENARIO=os.path.realpath(args.scenario),
                    LD_LIBRARY_PATH=libdir + ":" + os.environ.get("LD_LIBRARY_PATH", ""))
