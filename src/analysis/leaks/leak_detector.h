@@ -94,6 +94,10 @@ struct LeakOptions {
   // A verdict clears once the floor is flat this long or longer (GrowthGone).
   std::chrono::seconds clear_after{std::chrono::minutes(60)};
   double update_share = 0.25;  // re-report when the predicted time of full moves this much
+  // A slower rate replaces the reported one only on a span this × as long as
+  // the one that read it: a calm between bursts, or an aliased sawtooth's
+  // beat, reads slow over a span about as long as the one that averaged them.
+  double slower_span_ratio = 2;
   // The rate reported is that of the longest steady span (halves within this
   // ratio of each other): long enough to average a sawtooth, steps and bursts
   // out, short enough to follow a change of rate.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "analysis/leaks/leak_detector.h"
 
@@ -22,6 +23,14 @@ struct Outcome {
   std::optional<double> cleared_at;
   std::optional<double> first_time_to_full_s;  // of the first warning
   std::optional<double> verdict_rate;          // bytes/s, as the first verdict said
+  // Each rate reported (forecast, verdict, update) with the span that read it.
+  struct Report {
+    double t_s;
+    double rate;  // bytes/s
+    double span_s;
+    bool update;  // an update of a standing forecast or verdict
+  };
+  std::vector<Report> reports;
   int forecasts = 0;
   int suspicions = 0;
   int updates = 0;
@@ -37,6 +46,11 @@ inline Outcome Feed(LeakDetector& d, double until_s, const std::function<double(
     const double bytes = used(t);
     for (LeakChange c : d.ObserveAt(t, bytes, kTotal - others - bytes)) {
       const bool warning = c == LeakChange::kForecast || c == LeakChange::kSuspected;
+      if (warning || c == LeakChange::kUpdated || c == LeakChange::kForecastUpdated) {
+        const LeakEstimate& e = d.estimate();
+        r.reports.push_back(
+            {t, e.rate_bytes_per_s, static_cast<double>(e.window.count()), !warning});
+      }
       if (warning && !r.first_time_to_full_s && d.estimate().time_to_full) {
         r.first_time_to_full_s = static_cast<double>(d.estimate().time_to_full->count());
       }

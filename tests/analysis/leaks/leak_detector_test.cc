@@ -366,5 +366,43 @@ TEST(LeakDetector, ScaledOptionsScaleEveryWindow) {
   EXPECT_EQ(o.clear_after, minutes(120));
 }
 
+TEST(LeakDetector, ACalmBetweenBurstsLowersTheRateOnlyOnTwiceTheSpanThatReadIt) {
+  // Bursts of 128-1024 MiB at random times 3-25 minutes apart for 5 hours,
+  // under a 2 GiB sawtooth of 59 s. A calm reads a slower floor over a span
+  // about as long as the one that averaged the bursts before it (on
+  // scenarios/leaks/leak_bursty a 36-minute span read 14 MiB/min and replaced
+  // 68 MiB/min read over 35 minutes; the leak's average was 45 MiB/min): news
+  // that memory lasts longer needs a span at least twice as long.
+  for (unsigned seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    std::vector<std::pair<double, double>> bursts;  // when, bytes held since
+    for (double at = 20 * 60, held = 0; at < 5 * 3600;
+         at += std::uniform_real_distribution<double>(3, 25)(rng) * 60) {
+      held += std::uniform_real_distribution<double>(128, 1024)(rng) * kMiB;
+      bursts.emplace_back(at, held);
+    }
+    const auto noise = UniformNoise(seed, 64 * kMiB);
+    LeakDetector d;
+    const Outcome r = Feed(d, 5 * 3600, [&](double t) {
+      double leaked = 0;
+      for (const auto& [at, held] : bursts) leaked = at <= t ? held : leaked;
+      return 40 * kGiB + leaked + Tooth(t, 2 * kGiB, 59) + noise(t);
+    });
+    ASSERT_TRUE(r.suspected_at) << "seed " << seed;
+    int slower = 0;
+    for (std::size_t i = 1; i < r.reports.size(); ++i) {
+      const Outcome::Report& before = r.reports[i - 1];
+      const Outcome::Report& now = r.reports[i];
+      if (!now.update || now.rate >= before.rate) continue;
+      ++slower;
+      EXPECT_GE(now.span_s + 1, 2 * before.span_s)
+          << "seed " << seed << ": at " << now.t_s << " s " << now.rate * 60 / kMiB
+          << " MiB/min over " << now.span_s << " s replaced " << before.rate * 60 / kMiB
+          << " MiB/min over " << before.span_s << " s";
+    }
+    EXPECT_GT(slower, 0) << "seed " << seed << ": no slower rate was ever reported";
+  }
+}
+
 }  // namespace
 }  // namespace gpuwatch::leaks

@@ -152,7 +152,8 @@ TEST(LeakScenario, FastStepwiseLeakIsWarnedWithinBudget) {
 }
 // Known limit: the rate of bursty growth is read from the floor between and
 // across bursts (the first warning within a factor of two, later updates up
-// to 3x off).
+// to about 2x off: a calm lowers the rate only over twice the span that read
+// it, LeakDetector.ACalmBetweenBurstsLowersTheRateOnlyOnTwiceTheSpanThatReadIt).
 TEST(LeakScenario, BurstyLeakIsWarnedWithinBudget) {
   const CaseResult r = RunNamed("leak_bursty");
   ASSERT_EQ(r.error, "");
@@ -186,8 +187,8 @@ TEST(LeakScenario, LeakOnOneProcessNamesItAndSparesItsQuietNeighbour) {
 }
 
 // Under a 24 GiB empty_cache sawtooth aliased by 1 s samples the floor beats
-// slowly: a shorter span reads half the rate a while after the verdict; it
-// may not replace the verdict's rate, read over a longer span.
+// slowly: a span about as long reads half the rate a while after the verdict;
+// it may not replace the verdict's rate (slower_span_ratio).
 TEST(LeakScenario, LeakUnderAnEmptyCacheSawtoothIsWarnedWithinBudget) {
   ExpectLeakTargets(RunNamed("leak_empty_cache"));
 }
